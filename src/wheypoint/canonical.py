@@ -1,0 +1,104 @@
+"""Canonical JSON (RFC 8785, JCS) and the sha256 digests computed over it.
+
+Every id and digest wheypoint derives is a SHA-256 over the canonical form defined here, so another
+language can recompute them byte for byte:
+
+- objects: keys sorted by their UTF-16 code units, no white space, `,` and `:` as separators;
+- strings: UTF-8, escaping only `"`, `\\` and the C0 controls (`\\b \\f \\n \\r \\t` short forms, the
+  rest as lowercase `\\u00xx`); lone surrogates are refused, since they cannot be encoded in UTF-8;
+- numbers: wheypoint documents hold integers only (within the IEEE-754 safe range, so a JavaScript
+  implementation agrees); a float is refused rather than serialised in some dialect;
+- literals: `true`, `false`, `null`.
+
+That is exactly RFC 8785 restricted to integer numbers. A digest is written `sha256:<64 lowercase hex>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+class CanonicalError(ValueError):
+    """A value that has no canonical form (a float, a lone surrogate, a foreign type)."""
+
+
+def _string(value: str) -> str:
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif code < 0x20:
+            out.append(f"\\u{code:04x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            raise CanonicalError("lone surrogate in string")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _emit(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise CanonicalError("integer outside the safe range")
+        out.append(str(value))
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _emit(item, out)
+        out.append("]")
+    elif isinstance(value, dict):
+        out.append("{")
+        for index, key in enumerate(sorted(value, key=_utf16_key)):
+            if not isinstance(key, str):
+                raise CanonicalError("object key is not a string")
+            if index:
+                out.append(",")
+            out.append(_string(key))
+            out.append(":")
+            _emit(value[key], out)
+        out.append("}")
+    else:
+        raise CanonicalError(f"no canonical form for {type(value).__name__}")
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical JSON text of a value."""
+    out: list[str] = []
+    _emit(value, out)
+    return "".join(out)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The canonical JSON of a value, UTF-8 encoded: the bytes every digest is taken over."""
+    return canonical_text(value).encode("utf-8")
+
+
+def digest(value: Any) -> str:
+    """`sha256:<hex>` over the canonical bytes of a JSON value."""
+    return "sha256:" + hashlib.sha256(canonical_bytes(value)).hexdigest()
+
+
+def short_hash(value: Any, length: int = 12) -> str:
+    """The first `length` hex digits of a value's digest: the suffix of derived ids."""
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:length]

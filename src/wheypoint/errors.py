@@ -1,0 +1,44 @@
+"""Refusals: the coded, structured way every command says no."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input: a stable code, the JSON path it sits at, and a message."""
+
+    code: str
+    path: str
+    message: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"code": self.code, "path": self.path, "message": self.message}
+
+
+@dataclass
+class Refusal(Exception):
+    """A command refused its input. Exit code 1 (2 for usage); the store is left untouched."""
+
+    code: str
+    message: str
+    problems: list[Problem] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    exit_code: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def as_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.problems:
+            error["problems"] = [p.as_json() for p in self.problems]
+        error.update(self.details)
+        return error
+
+
+def usage(message: str) -> Refusal:
+    """A refusal for a malformed command line (exit 2)."""
+    return Refusal("usage", message, exit_code=2)

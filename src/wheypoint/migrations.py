@@ -1,0 +1,126 @@
+"""The SQLite store's schema history: an ordered list of migrations, each applied exactly once.
+
+A migration is a function decorated with `@migration`; its position in this file is its version.
+Never edit or reorder a released migration: add a new one at the end. Each runs inside the same
+transaction as the update of `schema_migrations`, so a crash leaves the schema at one version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run several statements inside the caller's transaction (executescript would commit it)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp.fts5_probe")
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+@migration
+def m001_works_and_revisions(conn: sqlite3.Connection) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE works (
+            work_id          TEXT PRIMARY KEY,
+            project_key      TEXT NOT NULL,
+            slug             TEXT NOT NULL,
+            head_revision_id TEXT NOT NULL,
+            head_number      INTEGER NOT NULL,
+            status           TEXT NOT NULL,
+            gated            INTEGER NOT NULL,
+            next_move        TEXT,
+            orientation      TEXT NOT NULL,
+            created_at       TEXT NOT NULL,
+            updated_at       TEXT NOT NULL,
+            UNIQUE (project_key, slug)
+        );
+        CREATE INDEX works_by_slug ON works (slug);
+        CREATE INDEX works_by_status ON works (project_key, gated, status);
+        CREATE INDEX works_by_next ON works (project_key, next_move);
+        CREATE INDEX works_by_update ON works (updated_at);
+
+        CREATE TABLE revisions (
+            revision_id        TEXT PRIMARY KEY,
+            work_id            TEXT NOT NULL REFERENCES works (work_id),
+            number             INTEGER NOT NULL,
+            parent_revision_id TEXT,
+            captured_at        TEXT NOT NULL,
+            record_digest      TEXT NOT NULL,
+            record_json        TEXT NOT NULL,
+            revision_json      TEXT NOT NULL,
+            UNIQUE (work_id, number)
+        );
+        """,
+    )
+
+
+@migration
+def m002_head_indexes(conn: sqlite3.Connection) -> None:
+    """What list and resolve filter on, describing each work's head only."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE entries (
+            work_id  TEXT NOT NULL,
+            entry_id TEXT NOT NULL,
+            kind     TEXT NOT NULL,
+            state    TEXT NOT NULL,
+            gates    INTEGER NOT NULL,
+            owner    TEXT,
+            PRIMARY KEY (work_id, entry_id)
+        );
+        CREATE INDEX entries_by_kind ON entries (kind, state);
+        CREATE INDEX entries_by_owner ON entries (owner);
+
+        CREATE TABLE edges (
+            work_id TEXT NOT NULL,
+            ref     TEXT NOT NULL,
+            kind    TEXT NOT NULL,
+            PRIMARY KEY (work_id, ref, kind)
+        );
+        CREATE INDEX edges_by_ref ON edges (ref);
+        CREATE INDEX edges_by_kind ON edges (kind);
+
+        CREATE TABLE artifact_links (
+            work_id TEXT NOT NULL,
+            ref     TEXT NOT NULL,
+            digest  TEXT,
+            PRIMARY KEY (work_id, ref)
+        );
+        CREATE INDEX artifact_links_by_ref ON artifact_links (ref);
+        """,
+    )
+
+
+@migration
+def m003_full_text(conn: sqlite3.Connection) -> None:
+    """Full text over the head's orientation, notes, entry texts and context (FTS5 when compiled in)."""
+    if fts5_available(conn):
+        conn.execute(
+            "CREATE VIRTUAL TABLE search USING fts5("
+            "work_id UNINDEXED, orientation, notes, entries, context, tokenize='unicode61 remove_diacritics 2')"
+        )
+    else:
+        conn.execute(
+            "CREATE TABLE search (work_id TEXT PRIMARY KEY, orientation TEXT, notes TEXT, entries TEXT, context TEXT)"
+        )

@@ -1,0 +1,47 @@
+"""Writing the Markdown note to disk atomically, and telling whether a note on disk is current.
+
+A note is written to a temporary file in the same folder, flushed and fsynced, then renamed over the
+old one (and the folder fsynced), so a reader sees the old note or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+NOTES_SUBDIR = Path(".cheese") / "notes"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    try:
+        folder = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
+
+
+def note_state(path: Path, expected: str) -> str:
+    """`current`, `stale` (differs from what the record renders to) or `missing`."""
+    try:
+        return "current" if path.read_text(encoding="utf-8") == expected else "stale"
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, UnicodeDecodeError):
+        return "stale"

@@ -1,0 +1,251 @@
+"""The SQLite backend of the store: one database file per user, holding every project's works.
+
+Crash safety. The database runs in WAL mode with synchronous=FULL, and a checkpoint is exactly one
+write transaction (BEGIN IMMEDIATE ... COMMIT) that inserts the revision row and moves the head
+pointer and the head indexes together. SQLite makes that transaction atomic and durable, so a
+process killed at any instant leaves either the old head or the new one, complete; a reader never
+sees a head without its record. Nothing is written outside the transaction: the Markdown note is a
+derived view written after COMMIT and can always be re-rendered from here.
+
+Concurrency. BEGIN IMMEDIATE takes the write lock before the head is read, so the base check and
+the insert cannot interleave with another writer: of N writers racing from one base, exactly one
+commits and the others then see a new head and are refused `stale-parent`. Writers wait for the lock
+up to the busy timeout; the runtime never retries a refused write on the caller's behalf.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from wheypoint.errors import Refusal
+from wheypoint.kernel import GATING_KINDS
+from wheypoint.migrations import MIGRATIONS
+from wheypoint.store import Build, Committed, WorkRef
+
+BUSY_TIMEOUT_MS = 15000
+_WORK_COLUMNS = "work_id, project_key, slug, head_revision_id, head_number, status, updated_at"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+class SqliteStore:
+    """A wheypoint store in one SQLite file."""
+
+    def __init__(self, conn: sqlite3.Connection | None, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool) -> SqliteStore:
+        """Open the store; a reader on a store that does not exist yet sees an empty one."""
+        if not path.exists() and not create:
+            return cls(None, path)
+        try:
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous = FULL")
+            store = cls(conn, path)
+            store._migrate(create)
+            return store
+        except sqlite3.DatabaseError as exc:
+            raise Refusal("storage-error", f"cannot open the store at {path}: {exc}") from None
+        except OSError as exc:
+            raise Refusal("storage-error", f"cannot create the store at {path}: {exc.strerror}") from None
+
+    def _migrate(self, create: bool) -> None:
+        conn = self._require()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise Refusal(
+                "runtime-behind",
+                f"the store at {self.path} has schema {version}; this runtime knows "
+                f"{len(MIGRATIONS)}: upgrade wheypoint",
+            )
+        if version == len(MIGRATIONS):
+            return
+        if not create:
+            # A reader never changes the store; it reads what the older schema has.
+            return
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for number, (_, apply) in enumerate(MIGRATIONS[version:], start=version + 1):
+                apply(conn)
+                conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if os.name == "posix":
+            os.chmod(self.path, 0o600)
+
+    def _require(self) -> sqlite3.Connection:
+        assert self._conn is not None
+        return self._conn
+
+    def _one(self, sql: str, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        if self._conn is None:
+            return None
+        try:
+            row: tuple[Any, ...] | None = self._conn.execute(sql, args).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise Refusal("storage-error", f"the store at {self.path} cannot be read: {exc}") from None
+        return row
+
+    def _work(self, where: str, args: tuple[Any, ...]) -> WorkRef | None:
+        row = self._one(f"SELECT {_WORK_COLUMNS} FROM works WHERE {where}", args)
+        return WorkRef(*row) if row else None
+
+    def work(self, work_id: str) -> WorkRef | None:
+        return self._work("work_id = ?", (work_id,))
+
+    def work_by_slug(self, project_key: str, slug: str) -> WorkRef | None:
+        return self._work("project_key = ? AND slug = ?", (project_key, slug))
+
+    def work_of_revision(self, revision_id: str) -> WorkRef | None:
+        return self._work("work_id = (SELECT work_id FROM revisions WHERE revision_id = ?)", (revision_id,))
+
+    def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
+        if revision_id is None:
+            row = self._one(
+                "SELECT r.record_json FROM works w JOIN revisions r ON r.revision_id = w.head_revision_id "
+                "WHERE w.work_id = ?",
+                (work_id,),
+            )
+        else:
+            row = self._one(
+                "SELECT record_json FROM revisions WHERE revision_id = ? AND work_id = ?", (revision_id, work_id)
+            )
+        return json.loads(row[0]) if row else None
+
+    def revisions(self, work_id: str) -> list[dict[str, Any]]:
+        if self._conn is None:
+            return []
+        rows = self._conn.execute(
+            "SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,)
+        ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def commit(self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build) -> Committed:
+        conn = self._require()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise Refusal("store-busy", f"the store stayed locked for {BUSY_TIMEOUT_MS} ms: {exc}") from None
+        try:
+            result = self._commit_locked(conn, work_id, base_revision_id, candidate_revision_id, build)
+            conn.execute("COMMIT")
+            return result
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _commit_locked(
+        self, conn: sqlite3.Connection, work_id: str, base: str | None, candidate: str, build: Build
+    ) -> Committed:
+        replay = conn.execute(
+            "SELECT record_json, revision_json FROM revisions WHERE revision_id = ? AND work_id = ?",
+            (candidate, work_id),
+        ).fetchone()
+        if replay:
+            return Committed(json.loads(replay[0]), json.loads(replay[1]), replayed=True, warnings=[])
+        head = self.record(work_id)
+        if head is None and base is not None:
+            raise Refusal("unknown-base", f"revision {base} is not a revision of {work_id}, which has none yet")
+        if head is not None:
+            current = head["revision_id"]
+            if base is None:
+                raise Refusal(
+                    "base-revision-required",
+                    f"{work_id} exists; name its head as the base (--base {current})",
+                    details={"work_id": work_id, "head_revision_id": current},
+                )
+            if base != current:
+                raise Refusal(
+                    "stale-parent",
+                    f"the base {base} is not the head of {work_id}; the head is {current}: re-read, "
+                    "re-apply the change and write again",
+                    details={"work_id": work_id, "head_revision_id": current},
+                )
+        outcome = build(head)
+        record, revision = outcome.record, outcome.revision
+        conn.execute(
+            "INSERT INTO revisions (revision_id, work_id, number, parent_revision_id, captured_at, record_digest, "
+            "record_json, revision_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                revision["revision_id"],
+                work_id,
+                revision["revision_number"],
+                revision["parent_revision_id"],
+                revision["captured_at"],
+                record["record_digest"],
+                _dumps(record),
+                _dumps(revision),
+            ),
+        )
+        self._write_head(conn, record)
+        return Committed(record, revision, replayed=False, warnings=outcome.warnings)
+
+    def _write_head(self, conn: sqlite3.Connection, record: dict[str, Any]) -> None:
+        work_id = record["work_id"]
+        gated = int(record["status"] != "ok")
+        move = record["next"].get("move") or "list"
+        conn.execute(
+            "INSERT INTO works (work_id, project_key, slug, head_revision_id, head_number, status, gated, next_move, "
+            "orientation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (work_id) DO UPDATE SET head_revision_id = excluded.head_revision_id, "
+            "head_number = excluded.head_number, status = excluded.status, gated = excluded.gated, "
+            "next_move = excluded.next_move, orientation = excluded.orientation, updated_at = excluded.updated_at",
+            (
+                work_id,
+                record["project_key"],
+                record["slug"],
+                record["revision_id"],
+                record["revision_number"],
+                record["status"],
+                gated,
+                move,
+                record["orientation"],
+                record["created_at"],
+                record["updated_at"],
+            ),
+        )
+        for table in ("entries", "edges", "artifact_links", "search"):
+            conn.execute(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
+        conn.executemany(
+            "INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS), e.get("owner"))
+                for e in record["entries"]
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)",
+            [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]],
+        )
+        conn.executemany(
+            "INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)",
+            [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]],
+        )
+        entry_text = "\n".join(
+            " ".join(filter(None, (e["text"], e.get("quote"), e.get("rationale")))) for e in record["entries"]
+        )
+        conn.execute(
+            "INSERT INTO search (work_id, orientation, notes, entries, context) VALUES (?, ?, ?, ?, ?)",
+            (work_id, record["orientation"], record["notes"], entry_text, "\n".join(record["working_context"])),
+        )
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,51 @@
+"""Readable terminal forms of command replies (JSON is the contract; this is for people)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wheypoint.projection import render
+
+
+def _warnings(reply: dict[str, Any]) -> list[str]:
+    return [f"  warning {w['code']} at {w['path']}: {w['message']}" for w in reply.get("warnings", [])]
+
+
+def checkpoint(reply: dict[str, Any]) -> str:
+    verb = "replayed" if reply.get("replayed") else "recorded"
+    lines = [
+        f"{reply['slug']} r{reply['revision_number']} {verb}: {reply['status']}",
+        f"  work {reply['work_id']}  revision {reply['revision_id']}",
+        f"  note {reply['note_path'] or '(none)'}  durability {reply['durability']}",
+    ]
+    return "\n".join(lines + _warnings(reply))
+
+
+def validate(reply: dict[str, Any]) -> str:
+    lines = [f"valid: would record {reply['slug']} r{reply['revision_number']} with status {reply['status']}"]
+    return "\n".join(lines + _warnings(reply))
+
+
+def show(reply: dict[str, Any]) -> str:
+    note = reply["note"]
+    return render(reply["record"]) + f"\n<!-- note {note['path']}: {note['state']} -->"
+
+
+def log(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['slug']} ({reply['work_id']}): {reply['status']}"]
+    for rev in reply["revisions"]:
+        flags = [f for f, on in (("notes", rev["notes_changed"]), ("compacted", rev["compacted"])) if on]
+        lines.append(f"r{rev['revision_number']}  {rev['revision_id']}  {rev['captured_at']}  {' '.join(flags)}")
+        lines += [f"    + {a['id']} {a['kind']}: {' '.join(a['text'].split())[:90]}" for a in rev["added"]]
+        for move in rev["transitioned"]:
+            by = f" by {move['by']}" if "by" in move else ""
+            lines.append(f"    ~ {move['entry']} {move['action']}{by}")
+        lines += [f"    + link {ref}" for ref in rev["links_added"]]
+        lines += [f"    - link {ref}" for ref in rev["links_removed"]]
+    return "\n".join(lines)
+
+
+def refusal(error: dict[str, Any]) -> str:
+    lines = [f"wheypoint: refused: {error['code']}: {error['message']}"]
+    lines += [f"  {p['code']} at {p['path']}: {p['message']}" for p in error.get("problems", [])]
+    return "\n".join(lines)
