@@ -68,10 +68,10 @@ def _emit(value: Any, out: list[str]) -> None:
             _emit(item, out)
         out.append("]")
     elif isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise CanonicalError("object key is not a string")
         out.append("{")
         for index, key in enumerate(sorted(value, key=_utf16_key)):
-            if not isinstance(key, str):
-                raise CanonicalError("object key is not a string")
             if index:
                 out.append(",")
             out.append(_string(key))

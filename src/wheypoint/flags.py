@@ -286,7 +286,7 @@ def parse_intent_command(argv: list[str], stdin_is_tty: bool) -> ParsedCommand:
         raise usage(f"one work or intent file at most, got {len(parser.positional)}: {parser.positional}")
     target = parser.positional[0] if parser.positional else None
     source: str | None = None
-    if target is not None and (target == "-" or target.endswith(".json") or Path(target).is_file()):
+    if target is not None and (target == "-" or target.endswith(".json") or Path(target).exists()):
         source = target
     elif target is None and not parser.intent_flags and not stdin_is_tty:
         source = "-"

@@ -7,7 +7,7 @@ from typing import Any
 
 from wheypoint.contract import CHECKPOINT_INTENT
 from wheypoint.errors import Problem, Refusal
-from wheypoint.rules import RULES, check_credentials, check_text_shape
+from wheypoint.rules import RULES
 from wheypoint.schemacheck import SchemaChecker
 
 MAX_INTENT_BYTES = 1024 * 1024
@@ -50,11 +50,14 @@ def intent_problems(intent: Any) -> list[Problem]:
     if not isinstance(intent, dict):
         return [Problem("wrong-type", "$", "an intent is a JSON object")]
     problems = SchemaChecker(CHECKPOINT_INTENT).check(intent)
-    if problems:
-        # Cross-field rules assume the schema holds; these two read any JSON safely.
-        return problems + check_text_shape(intent) + check_credentials(intent)
+    shape_ok = not problems
     for rule in RULES:
-        problems += rule(intent)
+        try:
+            problems += rule(intent)
+        except (KeyError, TypeError, AttributeError):
+            # Only reachable when the schema already reported the malformed shape this rule tripped on.
+            if shape_ok:
+                raise
     return problems
 
 

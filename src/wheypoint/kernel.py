@@ -342,33 +342,6 @@ class _Builder:
             forks.append(fork)
         return forks
 
-    def check_gate_coverage(self, forks: list[dict[str, Any]]) -> None:
-        """Every active gate needs a dossier fork that names it (or restates its text)."""
-        explained = {f["gate"] for f in forks if f["gate"]} | {f["fork"] for f in forks}
-        new_paths = self._new_entry_paths()
-        for entry in self.entries:
-            if entry["state"] != "active" or not entry["gates"] or entry["kind"] not in GATING_KINDS:
-                continue
-            if entry["id"] in explained or entry["text"] in explained:
-                continue
-            self.problems.append(
-                Problem(
-                    "gate-without-dossier",
-                    new_paths.get(entry["id"], "$.decision_dossier"),
-                    f"gate {entry['id']} has no decision dossier fork: give one in decision_dossier with "
-                    "gate set to it, or (flag form) write its --rationale as 'options: A | B; leaning: A'",
-                )
-            )
-
-    def _new_entry_paths(self) -> dict[str, str]:
-        paths: dict[str, str] = {}
-        position = 0
-        for list_name in ENTRY_LISTS:
-            for index, _ in enumerate(self.intent.get(list_name, [])):
-                paths[self.added[position]] = f"$.{list_name}[{index}]"
-                position += 1
-        return paths
-
 
 def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Provenance) -> Outcome:
     """Apply a schema-valid intent to the head record (None for a first checkpoint)."""
@@ -380,7 +353,6 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
     links, links_added, links_removed = b.artifact_links()
     edges = b.edges()
     forks = b.dossier()
-    b.check_gate_coverage(forks)
     b.refuse_if_any()
 
     old_notes = head["notes"] if head else ""

@@ -63,12 +63,25 @@ def _entries(intent: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]
 
 
 def check_gates(intent: dict[str, Any]) -> list[Problem]:
-    """A gating question or blocker must say why it gates."""
-    return [
-        Problem("gate-needs-rationale", f"{path}.rationale", "a gating entry needs a rationale (options, leaning)")
-        for list_name, path, entry in _entries(intent)
-        if list_name in ("questions", "blockers") and entry.get("gates") and not entry.get("rationale")
-    ]
+    """A gating question or blocker says why it gates and comes with its decision-dossier fork.
+
+    Only an entry added by this intent can gate, so the fork that explains it must arrive in the same
+    intent: one whose `gate` is the entry's label, or whose `fork` restates the entry's text.
+    """
+    forks = intent.get("decision_dossier", [])
+    explained = {fork.get("gate") for fork in forks} | {fork.get("fork") for fork in forks}
+    problems: list[Problem] = []
+    for list_name, path, entry in _entries(intent):
+        if list_name not in ("questions", "blockers") or not entry.get("gates"):
+            continue
+        if not entry.get("rationale"):
+            problems.append(Problem("gate-needs-rationale", f"{path}.rationale", "a gating entry needs a rationale"))
+        if entry.get("label") not in explained and entry.get("text") not in explained:
+            problems.append(Problem(
+                "gate-without-dossier", path,
+                "a gate needs a decision_dossier fork naming it (gate: its label); in the flag form write its "
+                "--rationale as '... options: A | B; leaning: A'"))  # fmt: skip
+    return problems
 
 
 def check_next(intent: dict[str, Any]) -> list[Problem]:

@@ -1,0 +1,70 @@
+"""Canonical JSON: RFC 8785 ordering and escaping, refusals, and round trips (Hypothesis)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wheypoint.canonical import CanonicalError, canonical_bytes, canonical_text, digest, short_hash
+
+
+def test_keys_sort_by_utf16_code_units_as_rfc8785_shows() -> None:
+    # The RFC's own sorting example: U+1F600 is a surrogate pair (D83D DE00), so it sorts before U+FB33,
+    # although its code point is larger. Sorting by code point would get this wrong.
+    keys = ["\u20ac", "\r", "\ufb33", "1", "\U0001f600", "\u0080", "\u00f6"]
+    text = canonical_text(dict.fromkeys(keys, 0))
+    order = list(json.loads(text))
+    assert order == ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\U0001f600", "\ufb33"]
+
+
+def test_escapes_only_what_rfc8785_escapes() -> None:
+    assert canonical_text('"\\\b\f\n\r\t') == '"\\"\\\\\\b\\f\\n\\r\\t"'
+    assert canonical_text("\x0f\x1f") == '"\\u000f\\u001f"'
+    assert canonical_text("\x7f é € 😀") == '"\x7f é € 😀"'
+    assert canonical_text("</script>") == '"</script>"'
+
+
+def test_structure_has_no_white_space() -> None:
+    value = {"b": [1, True, None, {"z": "x", "a": False}], "a": -5}
+    assert canonical_text(value) == '{"a":-5,"b":[1,true,null,{"a":false,"z":"x"}]}'
+
+
+@pytest.mark.parametrize("bad", [1.5, float("nan"), 2**53, {"k": {1, 2}}, "\ud800", {1: "x"}])
+def test_values_without_a_canonical_form_are_refused(bad: Any) -> None:
+    with pytest.raises(CanonicalError):
+        canonical_text(bad)
+
+
+def test_digest_is_sha256_of_the_canonical_bytes() -> None:
+    value = {"work": "a", "n": 1}
+    assert digest(value) == "sha256:" + hashlib.sha256(b'{"n":1,"work":"a"}').hexdigest()
+    assert short_hash(value, 8) == digest(value)[7:15]
+
+
+_text = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=20)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1) | _text,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_text, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@given(_json)
+def test_round_trip_and_idempotence(value: Any) -> None:
+    text = canonical_text(value)
+    parsed = json.loads(text)
+    assert parsed == value
+    assert canonical_text(parsed) == text
+    assert canonical_bytes(value) == text.encode("utf-8")
+
+
+@given(st.dictionaries(_text, st.integers(min_value=0, max_value=9), min_size=2, max_size=8), st.randoms())
+def test_key_insertion_order_does_not_matter(value: dict[str, int], rnd: Any) -> None:
+    items = list(value.items())
+    rnd.shuffle(items)
+    assert canonical_text(dict(items)) == canonical_text(value)
