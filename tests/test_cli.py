@@ -75,7 +75,8 @@ def test_writes_need_the_head_as_base_and_never_retry(wp: Runner, repo: Path, ho
         cwd=repo,
     )
     assert second.code == 0 and second.json["revision_number"] == 2
-    stale = wp("checkpoint", "retry-backoff", "--base", first["revision_id"], "--decision", "Other.", "--rationale", "W",
+    stale = wp("checkpoint", "retry-backoff", "--base", first["revision_id"],
+               "--decision", "Other.", "--rationale", "W",
                cwd=repo)  # fmt: skip
     assert stale.code == 1 and stale.json["error"]["code"] == "stale-parent"
     assert stale.json["error"]["head_revision_id"] == second.json["revision_id"]
@@ -98,7 +99,8 @@ def test_show_log_and_an_earlier_revision(wp: Runner, repo: Path) -> None:
                cwd=repo).json  # fmt: skip
     assert first["status"] == "gated: Jitter?"
     gate = next(i for i in first["added"] if i.startswith("q-"))
-    second = wp("checkpoint", "retry-backoff", "--base", first["revision_id"], "--resolve", gate, "--rationale", "Full.",
+    second = wp("checkpoint", "retry-backoff", "--base", first["revision_id"],
+               "--resolve", gate, "--rationale", "Full.",
                 cwd=repo).json  # fmt: skip
     assert second["status"] == "ok"
     shown = wp("show", "retry-backoff", "--format", "json", cwd=repo).json
