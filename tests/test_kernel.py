@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from wheypoint.canonical import digest
 from wheypoint.contract import RECORD, REVISION
+from wheypoint.derived import derive_status, notes_stale
 from wheypoint.errors import Refusal
 from wheypoint.intake import intent_problems
-from wheypoint.kernel import Provenance, apply, derive_slug, derive_status, notes_stale, work_id_for
+from wheypoint.kernel import Provenance, apply, derive_slug, work_id_for
 from wheypoint.schemacheck import SchemaChecker
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z")

@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, NoReturn
 
 from wheypoint.errors import Refusal, usage
@@ -55,15 +54,17 @@ def _wants_text(fmt: str | None) -> bool:
     return fmt == "text" or (fmt is None and sys.stdout.isatty())
 
 
-def _emit(reply: dict[str, Any], text: Callable[[dict[str, Any]], str] | None, fmt: str | None) -> None:
+def _emit(reply: dict[str, Any], text: str | None, fmt: str | None) -> None:
+    """Print a reply: JSON, or on a terminal (or --format text) the readable form named `text` in textout."""
     if text is not None and _wants_text(fmt):
-        print(text(reply))
+        from wheypoint import textout
+
+        print(getattr(textout, text)(reply))
     else:
         print(json.dumps(reply, ensure_ascii=False, indent=None if not sys.stdout.isatty() else 2))
 
 
 def _run(argv: list[str]) -> int:
-    from wheypoint import textout
     from wheypoint.service import Context, NoteOptions
 
     args = _parser().parse_args(argv)
@@ -87,7 +88,7 @@ def _run(argv: list[str]) -> int:
 
         return run_demo(keep=args.keep)
     if args.command in ("validate", "checkpoint"):
-        from wheypoint import service
+        from wheypoint import checkpointing
         from wheypoint.flags import parse_intent_command
 
         parsed = parse_intent_command(args.rest, stdin_is_tty=sys.stdin.isatty())
@@ -95,21 +96,21 @@ def _run(argv: list[str]) -> int:
         fmt = parsed.options.get("format", fmt)
         ctx = Context(project=parsed.options.get("project"))
         if args.command == "validate":
-            reply = service.validate(ctx, parsed.intent)
-            _emit({"ok": True, "command": "validate", **reply}, textout.validate, fmt)
+            reply = checkpointing.validate(ctx, parsed.intent)
+            _emit({"ok": True, "command": "validate", **reply}, "validate", fmt)
         else:
             notes = NoteOptions(parsed.options.get("note_dir"), bool(parsed.options.get("no_note")))
-            reply = service.checkpoint(ctx, parsed.intent, notes)
-            _emit({"ok": True, "command": "checkpoint", **reply}, textout.checkpoint, fmt)
+            reply = checkpointing.checkpoint(ctx, parsed.intent, notes)
+            _emit({"ok": True, "command": "checkpoint", **reply}, "checkpoint", fmt)
         return 0
     from wheypoint import service
 
     ctx = Context(project=args.project)
     if args.command == "show":
         reply = service.show(ctx, args.work, args.revision, NoteOptions(args.note_dir), args.write_note)
-        _emit({"ok": True, "command": "show", **reply}, textout.show, args.format)
+        _emit({"ok": True, "command": "show", **reply}, "show", args.format)
     else:
-        _emit({"ok": True, "command": "log", **service.log(ctx, args.work)}, textout.log, args.format)
+        _emit({"ok": True, "command": "log", **service.log(ctx, args.work)}, "log", args.format)
     return 0
 
 
@@ -121,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     except Refusal as refusal:
         error = refusal.as_json()
         if _wants_text(fmt):
-            print(__import__("wheypoint.textout", fromlist=["refusal"]).refusal(error), file=sys.stderr)
+            from wheypoint.textout import refusal as readable
+
+            print(readable(error), file=sys.stderr)
         print(json.dumps({"ok": False, "error": error}, ensure_ascii=False))
         return refusal.exit_code
     except KeyboardInterrupt:

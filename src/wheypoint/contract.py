@@ -9,6 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from wheypoint.shapes import (
+    DIGEST_PATTERN,
+    ENTRY_ID_PATTERN,
+    LABEL_PATTERN,
+    REVISION_ID_PATTERN,
+    SLUG_PATTERN,
+    WORK_ID_PATTERN,
+)
+
 SCHEMA_VERSION = 1
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -41,12 +50,6 @@ ENTRY_KINDS = ("directive", "operator_directive", "decision", "question", "block
 ENTRY_STATES = ("active", "resolved", "superseded", "withdrawn")
 TRANSITION_ACTIONS = ("resolve", "supersede", "withdraw")
 
-SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$"
-WORK_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?\.[0-9a-f]{8}$"
-REVISION_ID_PATTERN = r"^rev-[0-9a-f]{16}$"
-ENTRY_ID_PATTERN = r"^[dqbvo]-[0-9a-f]{12}$"
-LABEL_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
-DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
 # Keys an author might send that the runtime derives: refused with their own code, never dropped.
 _DERIVED_KEYS = {
@@ -106,7 +109,7 @@ def _pattern(pattern: str, description: str) -> dict[str, Any]:
 
 
 _ENTRY_REF = _pattern(
-    r"^(?:[dqbvo]-[0-9a-f]{12}|[a-z][a-z0-9_-]{0,31})$",
+    f"^(?:{ENTRY_ID_PATTERN[1:-1]}|{LABEL_PATTERN[1:-1]})$",
     "an entry id (d-/q-/b-/v-/o- and 12 hex) or a label given to an entry in this intent",
 )
 

@@ -8,9 +8,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from wheypoint.checkpointing import checkpoint
 from wheypoint.flags import parse_intent_command
 from wheypoint.notefile import write_atomic
-from wheypoint.service import Context, NoteOptions, checkpoint
+from wheypoint.service import Context, NoteOptions
 
 
 def _git(repo: Path, *args: str) -> None:

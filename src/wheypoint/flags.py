@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wheypoint.contract import SLUG_PATTERN, WORK_ID_PATTERN
 from wheypoint.errors import Refusal, usage
 from wheypoint.intake import MAX_INTENT_BYTES, parse_json_document
+from wheypoint.shapes import SLUG_PATTERN, WORK_ID_PATTERN
 
 ENTRY_FLAGS = {
     "--directive": "directives",

@@ -29,6 +29,7 @@ from typing import Any
 
 from wheypoint.canonical import digest, short_hash
 from wheypoint.contract import SCHEMA_VERSION
+from wheypoint.derived import derive_status, notes_stale
 from wheypoint.errors import Problem, Refusal
 from wheypoint.refs import pin_text
 from wheypoint.rules import ENTRY_LISTS
@@ -41,8 +42,6 @@ LIST_KIND = {
     "questions": "question",
     "blockers": "blocker",
 }
-GATING_KINDS = ("question", "blocker")
-STATUS_TEXT_LIMIT = 120
 _STOPWORDS = frozenset(
     [
         "a",
@@ -121,18 +120,6 @@ def genesis_identity(intent: Mapping[str, Any], project_key: str) -> tuple[str, 
     """The (slug, work id) a first checkpoint creates: the author's slug, else one from the orientation."""
     slug = intent.get("slug") or derive_slug(str(intent.get("orientation", "")))
     return slug, work_id_for(project_key, slug)
-
-
-def derive_status(entries: list[dict[str, Any]]) -> str:
-    """`gated: <decision>` while any active question or blocker gates, else `ok`."""
-    gates = [e for e in entries if e["state"] == "active" and e["kind"] in GATING_KINDS and e["gates"]]
-    if not gates:
-        return "ok"
-    line = " ".join(gates[0]["text"].split())
-    if len(line) > STATUS_TEXT_LIMIT:
-        line = line[: STATUS_TEXT_LIMIT - 1].rstrip() + "…"
-    more = f" (+{len(gates) - 1} more)" if len(gates) > 1 else ""
-    return f"gated: {line}{more}"
 
 
 def record_refs(record: Mapping[str, Any]) -> list[str]:
@@ -418,11 +405,6 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
             Problem("stale-notes", "$.notes", "decisions changed since the notes were last written; update the notes")
         )
     return Outcome(record, revision, warnings)
-
-
-def notes_stale(record: Mapping[str, Any]) -> bool:
-    """Notes are stale when decisions changed in a later revision than the notes did."""
-    return bool(record["notes"]) and record["decisions_revision"] > record["notes_revision"]
 
 
 def _kind_of(entries: list[dict[str, Any]], entry_id: str) -> str | None:

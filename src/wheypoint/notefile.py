@@ -7,13 +7,14 @@ old one (and the folder fsynced), so a reader sees the old note or the new one, 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 NOTES_SUBDIR = Path(".cheese") / "notes"
 
 
 def write_atomic(path: Path, text: str) -> None:
+    import tempfile  # the read commands never write a note
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from wheypoint.kernel import notes_stale
+from wheypoint.derived import notes_stale
 
 TITLE = "# Wheypoint handoff"
 SECTIONS = (

@@ -13,6 +13,7 @@ from typing import Any
 from wheypoint.contract import READ_ONLY_MOVES
 from wheypoint.errors import Problem
 from wheypoint.schemacheck import child_path
+from wheypoint.shapes import ENTRY_ID_PATTERN
 
 ENTRY_LISTS = ("directives", "operator_directives", "decisions", "questions", "blockers")
 
@@ -170,7 +171,7 @@ def check_labels(intent: dict[str, Any]) -> list[Problem]:
             problems.append(Problem("duplicate-label", f"{path}.label", f"label {label!r} is used twice"))
         labels.add(label)
     for path, ref in _label_references(intent):
-        if not re.match(r"^[dqbvo]-[0-9a-f]{12}$", ref) and ref not in labels:
+        if not re.match(ENTRY_ID_PATTERN, ref) and ref not in labels:
             problems.append(Problem("unknown-label", path, f"{ref!r} is neither an entry id nor a label here"))
     return problems
 

@@ -1,8 +1,7 @@
-"""The commands' work: gather the world, call the kernel through the store, render the note.
+"""Where a command runs and the read commands: the context, finding a work, show and log.
 
-This is the shell around the pure kernel. It decides which work an intent targets, observes git and
-files into a `Provenance`, runs the write through the store's compare-and-set commit, then writes the
-derived note. The CLI only parses arguments and prints what these functions return.
+This and `checkpointing.py` are the shell around the pure kernel; the CLI only parses arguments and
+prints what these functions return. Reads import nothing of the write path, to keep start-up short.
 """
 
 from __future__ import annotations
@@ -10,20 +9,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from wheypoint.contract import WORK_ID_PATTERN
-from wheypoint.errors import Problem, Refusal
-from wheypoint.intake import require_valid
-from wheypoint.kernel import Provenance, apply, genesis_identity, record_refs, request_digest, revision_id_for
+from wheypoint.errors import Refusal
 from wheypoint.notefile import NOTES_SUBDIR, note_state, write_atomic
 from wheypoint.projection import render
-from wheypoint.refs import line_ref_path, line_refs, ref_kind
+from wheypoint.shapes import WORK_ID_PATTERN
 from wheypoint.sqlite_store import SqliteStore
 from wheypoint.store import Store, WorkRef
-from wheypoint.workspace import Checkout, file_digest, find_checkout, normalise_key, store_path
+from wheypoint.workspace import Checkout, find_checkout, normalise_key, store_path
 
 
 @dataclass
@@ -52,6 +47,8 @@ class Context:
         return SqliteStore.open(store_path(self.environ), create=create)
 
     def now(self) -> str:
+        from datetime import datetime, timezone
+
         return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def session(self) -> dict[str, str] | None:
@@ -69,75 +66,6 @@ def find_work(store: Store, ref: str, project_key: str) -> WorkRef:
     return work
 
 
-def _target(store: Store, intent: dict[str, Any], project_key: str) -> tuple[str, str | None]:
-    """(work id, project key) the intent writes to; the work may not exist yet."""
-    if "work_id" in intent:
-        work = store.work(intent["work_id"])
-        if work is None:
-            raise Refusal("record-missing", f"no work {intent['work_id']}; a first checkpoint gives a slug instead")
-        return work.work_id, work.project_key
-    base = intent.get("base_revision_id")
-    if base and "slug" not in intent:
-        work = store.work_of_revision(base)
-        if work is None:
-            raise Refusal("unknown-base", f"no revision {base} in the store")
-        return work.work_id, work.project_key
-    _, work_id = genesis_identity(intent, project_key)
-    existing = store.work(work_id)
-    return work_id, existing.project_key if existing else project_key
-
-
-def observe(ctx: Context, intent: dict[str, Any], head: dict[str, Any] | None, project_key: str) -> tuple[
-    Provenance, list[Problem]]:  # fmt: skip
-    """What the world says about the references in an intent: pins, local refs, file digests."""
-    checkout = ctx.checkout
-    root = checkout.toplevel if checkout else ctx.cwd
-    warnings: list[Problem] = []
-    line_ref_sites: list[tuple[str, str]] = []
-    for index, item in enumerate(intent.get("working_context", [])):
-        line_ref_sites += [(f"$.working_context[{index}]", ref) for ref in line_refs(item)]
-    for index, link in enumerate(intent.get("artifact_links", [])):
-        line_ref_sites += [(f"$.artifact_links[{index}].ref", ref) for ref in line_refs(link["ref"])]
-    tracked = checkout.tracked_at_head(sorted({line_ref_path(r) for _, r in line_ref_sites})) if checkout else set()
-    pins: dict[str, str] = {}
-    for path, ref in line_ref_sites:
-        if checkout and checkout.commit and line_ref_path(ref) in tracked:
-            pins[ref] = f"{ref}@{checkout.commit[:7]}"
-        else:
-            why = "no git commit here" if not (checkout and checkout.commit) else "not tracked at HEAD"
-            warnings.append(Problem("unpinned-line-ref", path, f"{ref} is left unpinned: {why}"))
-
-    candidates = set(record_refs(head or {})) | set(record_refs(intent))
-    local = {r for r in candidates if _is_local(r, checkout, ctx.cwd)}
-    relative = sorted(r for r in candidates if ref_kind(r) == "relative" and " " not in r)
-    if checkout:
-        ignored = checkout.ignored([line_ref_path(r) for r in relative])
-        local |= {r for r in relative if line_ref_path(r) in ignored}
-    digests = {}
-    for link in intent.get("artifact_links", []):
-        if ref_kind(link["ref"]) == "relative":
-            target = root / line_ref_path(link["ref"])
-            if checkout is None or checkout.contains(target):
-                found = file_digest(target)
-                if found:
-                    digests[link["ref"]] = found
-    git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
-    prov = Provenance(project_key=project_key, captured_at=ctx.now(), session=intent.get("session") or ctx.session(),
-                      git=git, pins=pins, local_refs=frozenset(local), file_digests=digests)  # fmt: skip
-    return prov, warnings
-
-
-def _is_local(ref: str, checkout: Checkout | None, cwd: Path) -> bool:
-    kind = ref_kind(ref)
-    if kind == "xdg":
-        return True
-    if kind == "absolute":
-        return checkout is None or not checkout.contains(Path(ref).expanduser())
-    if kind == "relative" and checkout is not None and " " not in ref:
-        return not checkout.contains(checkout.toplevel / line_ref_path(ref))
-    return False
-
-
 @dataclass
 class NoteOptions:
     note_dir: str | None = None
@@ -152,100 +80,6 @@ def note_path_for(ctx: Context, slug: str, options: NoteOptions) -> Path:
         checkout = ctx.checkout
         folder = (checkout.toplevel if checkout else ctx.cwd) / NOTES_SUBDIR
     return folder / f"{slug}.md"
-
-
-def write_note(ctx: Context, record: dict[str, Any], options: NoteOptions) -> tuple[str | None, str, list[Problem]]:
-    """(note path, durability, warnings): the note is derived, so failing to write it is a warning."""
-    if options.no_note:
-        return None, "canonical-local", []
-    path = note_path_for(ctx, record["slug"], options)
-    try:
-        write_atomic(path, render(record))
-    except OSError as exc:
-        return None, "canonical-local", [Problem("note-unwritable", str(path), f"the note was not written: {exc}")]
-    durability = "repo-snapshot" if find_checkout(path.parent) is not None else "canonical-local"
-    return str(path), durability, []
-
-
-def _dry_run_or_commit(ctx: Context, intent: dict[str, Any], *, write: bool) -> dict[str, Any]:
-    project_key = ctx.project_key()
-    store = ctx.open_store(create=write)
-    try:
-        work_id, work_project = _target(store, intent, project_key)
-        base = intent.get("base_revision_id")
-        candidate = revision_id_for(work_id, base, request_digest(intent))
-        observed: list[Problem] = []
-
-        def build(head: dict[str, Any] | None) -> Any:
-            prov, found = observe(ctx, intent, head, work_project or project_key)
-            observed.extend(found)
-            return apply(head, intent, prov)
-
-        if not write:
-            replay = store.record(work_id, candidate)
-            if replay is not None:
-                receipt = next(r for r in store.revisions(work_id) if r["revision_id"] == candidate)
-                return {"record": replay, "revision": receipt, "replayed": True, "warnings": []}
-            head = store.record(work_id)
-            _check_base(work_id, head, base)
-            outcome = build(head)
-            return {"record": outcome.record, "revision": outcome.revision, "replayed": False,
-                    "warnings": observed + outcome.warnings}  # fmt: skip
-        committed = store.commit(work_id, base, candidate, build)
-        return {"record": committed.record, "revision": committed.revision, "replayed": committed.replayed,
-                "warnings": observed + committed.warnings}  # fmt: skip
-    finally:
-        store.close()
-
-
-def _check_base(work_id: str, head: dict[str, Any] | None, base: str | None) -> None:
-    """The same base rules the store enforces on commit, for a dry run."""
-    if head is None and base is not None:
-        raise Refusal("unknown-base", f"revision {base} is not a revision of {work_id}, which has none yet")
-    if head is None or base == head["revision_id"]:
-        return
-    code = "base-revision-required" if base is None else "stale-parent"
-    raise Refusal(code, f"the head of {work_id} is {head['revision_id']}; pass it as the base",
-                  details={"work_id": work_id, "head_revision_id": head["revision_id"]})  # fmt: skip
-
-
-def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "work_id": record["work_id"],
-        "slug": record["slug"],
-        "project": record["project_key"],
-        "revision_id": record["revision_id"],
-        "revision_number": record["revision_number"],
-        "parent_revision_id": record["parent_revision_id"],
-        "status": record["status"],
-        "next": record["next"],
-        "record_digest": record["record_digest"],
-        "added": revision["added"],
-        "transitioned": revision["transitioned"],
-    }
-
-
-def checkpoint(ctx: Context, intent: Any, notes: NoteOptions) -> dict[str, Any]:
-    valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, write=True)
-    record = result["record"]
-    note_path, durability, note_warnings = write_note(ctx, record, notes)
-    warnings = result["warnings"] + note_warnings
-    return {
-        **_summary(record, result["revision"]),
-        "replayed": result["replayed"],
-        "durability": durability,
-        "note_path": note_path,
-        "warnings": [w.as_json() for w in warnings],
-    }
-
-
-def validate(ctx: Context, intent: Any) -> dict[str, Any]:
-    """Every problem at once; with a store, also what checkpoint would refuse against the head."""
-    valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, write=False)
-    return {**_summary(result["record"], result["revision"]), "valid": True, "would_replay": result["replayed"],
-            "warnings": [w.as_json() for w in result["warnings"]]}  # fmt: skip
 
 
 def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, repair_note: bool) -> dict[str, Any]:

@@ -21,8 +21,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from wheypoint.derived import GATING_KINDS
 from wheypoint.errors import Refusal
-from wheypoint.kernel import GATING_KINDS
 from wheypoint.migrations import MIGRATIONS
 from wheypoint.store import Build, Committed, WorkRef
 

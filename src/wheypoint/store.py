@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from wheypoint.kernel import Outcome
+if TYPE_CHECKING:
+    from wheypoint.kernel import Outcome
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Committed:
     warnings: list[Any]
 
 
-Build = Callable[[dict[str, Any] | None], Outcome]
+Build = Callable[[dict[str, Any] | None], "Outcome"]
 
 
 class Store(Protocol):

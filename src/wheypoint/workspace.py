@@ -8,10 +8,8 @@ subprocess costs milliseconds; `git` itself is asked only for tracked and ignore
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +73,8 @@ class Checkout:
         return from_remote or normalise_key(main.name)
 
     def git(self, *args: str, stdin: str | None = None) -> str | None:
+        import subprocess  # only writes with references to classify need git itself
+
         try:
             done = subprocess.run(
                 ["git", "-C", str(self.toplevel), *args],
@@ -151,6 +151,8 @@ def find_checkout(start: Path) -> Checkout | None:
 
 def file_digest(path: Path) -> str | None:
     """`sha256:<hex>` of a regular file's bytes (None when it is not a readable file or is huge)."""
+    import hashlib
+
     try:
         if not path.is_file() or path.stat().st_size > MAX_DIGEST_BYTES:
             return None
