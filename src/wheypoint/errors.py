@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+# NamedTuple and a plain class rather than dataclasses: importing dataclasses pulls in inspect, which
+# costs several milliseconds on every start of the read commands.
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with an input: a stable code, the JSON path it sits at, and a message."""
 
     code: str
@@ -18,15 +19,23 @@ class Problem:
         return {"code": self.code, "path": self.path, "message": self.message}
 
 
-@dataclass
 class Refusal(Exception):
     """A command refused its input. Exit code 1 (2 for usage); the store is left untouched."""
 
-    code: str
-    message: str
-    problems: list[Problem] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-    exit_code: int = 1
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        problems: list[Problem] | None = None,
+        details: dict[str, Any] | None = None,
+        exit_code: int = 1,
+    ) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.problems = problems or []
+        self.details = details or {}
+        self.exit_code = exit_code
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

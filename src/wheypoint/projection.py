@@ -13,7 +13,6 @@ by a backslash; the user's verbatim quotes are blockquoted line by line without 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -225,6 +224,8 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
 
 def note_digest(text: str) -> str:
     """sha256 of a note with its own note_digest value blanked."""
+    import hashlib
+
     blank = _DIGEST_LINE.sub(r"\1", text, count=1)
     return "sha256:" + hashlib.sha256(blank.encode("utf-8")).hexdigest()
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wheypoint.errors import Refusal
 from wheypoint.notefile import NOTES_SUBDIR, note_state, write_atomic
@@ -21,14 +20,14 @@ from wheypoint.store import Store, WorkRef
 from wheypoint.workspace import Checkout, find_checkout, normalise_key, store_path
 
 
-@dataclass
 class Context:
     """Where a command runs: the folder, the environment, and the options every command shares."""
 
-    cwd: Path = field(default_factory=Path.cwd)
-    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
-    project: str | None = None
-    _checkout: Checkout | bool | None = False
+    def __init__(self, cwd: Path | None = None, environ: dict[str, str] | None = None, project: str | None = None):
+        self.cwd = cwd or Path.cwd()
+        self.environ = dict(os.environ) if environ is None else environ
+        self.project = project
+        self._checkout: Checkout | bool | None = False  # found on first use
 
     @property
     def checkout(self) -> Checkout | None:
@@ -66,8 +65,9 @@ def find_work(store: Store, ref: str, project_key: str) -> WorkRef:
     return work
 
 
-@dataclass
-class NoteOptions:
+class NoteOptions(NamedTuple):
+    """Where the note goes: a folder other than the checkout's .cheese/notes, or nowhere."""
+
     note_dir: str | None = None
     no_note: bool = False
 

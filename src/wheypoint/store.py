@@ -18,15 +18,13 @@ Every backend upholds the same contract:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from wheypoint.kernel import Outcome
 
 
-@dataclass(frozen=True)
-class WorkRef:
+class WorkRef(NamedTuple):
     """The small facts about a work that lookups return, without its record."""
 
     work_id: str
@@ -38,8 +36,7 @@ class WorkRef:
     updated_at: str
 
 
-@dataclass(frozen=True)
-class Committed:
+class Committed(NamedTuple):
     """The answer to a write: the stored record and receipt, and whether it was a replay."""
 
     record: dict[str, Any]

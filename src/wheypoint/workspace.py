@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 STORE_FILE = "store.sqlite3"
 MAX_DIGEST_BYTES = 256 * 1024 * 1024
@@ -44,8 +44,7 @@ def key_from_remote(url: str) -> str | None:
     return normalise_key("-".join(parts[-2:]))
 
 
-@dataclass(frozen=True)
-class Checkout:
+class Checkout(NamedTuple):
     """A git working tree: its top folder, the repository's common git dir, and HEAD."""
 
     toplevel: Path
