@@ -258,6 +258,21 @@ def test_schema_prints_each_contract(wp: Runner) -> None:
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 
 
+def test_options_may_come_before_the_work(wp: Runner, repo: Path) -> None:
+    first = wp("checkpoint", "--project", "elsewhere", *FIRST[1:], cwd=repo).json
+    assert first["project"] == "elsewhere"
+    shown = wp("show", "--format", "json", "--project", "elsewhere", "retry-backoff", cwd=repo).json
+    assert shown["record"]["revision_id"] == first["revision_id"]
+    assert wp("show", "retry-backoff", "--format=json", cwd=repo).json["error"]["code"] == "record-missing"
+
+
+def test_help_is_an_answer_not_an_error(wp: Runner) -> None:
+    for args in (["--help"], ["checkpoint", "--help"], ["show", "--help"]):
+        reply = wp(*args)
+        assert reply.code == 0 and "usage: wheypoint" in reply.stdout
+    assert "binds to the nearest item flag" in wp("checkpoint", "--help").stdout
+
+
 def test_demo_runs(wp: Runner) -> None:
     reply = wp("demo")
     assert reply.code == 0, reply.stderr

@@ -15,7 +15,6 @@ That is exactly RFC 8785 restricted to integer numbers. A digest is written `sha
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -94,11 +93,29 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_text(value).encode("utf-8")
 
 
+def new_sha256() -> Any:
+    """A SHA-256 hasher. The builtin one when present: hashlib initialises OpenSSL, several ms per process."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+        except ImportError:
+            from hashlib import sha256
+    return sha256()
+
+
+def sha256_hex(data: bytes) -> str:
+    hasher = new_sha256()
+    hasher.update(data)
+    return str(hasher.hexdigest())
+
+
 def digest(value: Any) -> str:
     """`sha256:<hex>` over the canonical bytes of a JSON value."""
-    return "sha256:" + hashlib.sha256(canonical_bytes(value)).hexdigest()
+    return "sha256:" + sha256_hex(canonical_bytes(value))
 
 
 def short_hash(value: Any, length: int = 12) -> str:
     """The first `length` hex digits of a value's digest: the suffix of derived ids."""
-    return hashlib.sha256(canonical_bytes(value)).hexdigest()[:length]
+    return sha256_hex(canonical_bytes(value))[:length]

@@ -6,48 +6,72 @@ Exit codes: 0 answered, 1 refused, 2 usage. Every reply is `{"ok": true, "comman
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from wheypoint.errors import Refusal, usage
 
 COMMANDS = ("schema", "validate", "checkpoint", "show", "log", "demo")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise usage(message)
+USAGE = """usage: wheypoint <command> [arguments]
+
+  checkpoint <slug|work-id> [flags] | checkpoint <intent.json|->   record a checkpoint
+  validate   (the same arguments)                                  check without writing
+  show <slug|work-id> [--revision R] [--note-dir D] [--write-note] the head record and its note
+  log <slug|work-id>                                               the revision chain
+  schema checkpoint-intent|wheypoint-record|wheypoint-revision     a JSON Schema
+  demo [--keep]                                                    a worked example in a scratch repo
+
+Common options: --project KEY, --format json|text. `wheypoint checkpoint --help` explains the flag form.
+Replies are one JSON document on stdout; exit 0 answered, 1 refused, 2 usage."""
+
+# Each command's positional arguments, options taking a value, and switches. A small table rather than
+# argparse, which costs several milliseconds of start-up on every call of these short commands.
+_SPECS: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
+    "schema": (("name",), frozenset(), frozenset()),
+    "show": (("work",), frozenset({"--revision", "--note-dir", "--project", "--format"}), frozenset({"--write-note"})),
+    "log": (("work",), frozenset({"--project", "--format"}), frozenset()),
+    "demo": ((), frozenset(), frozenset({"--keep"})),
+}
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="wheypoint", description="Revisioned, validated handoff checkpoints for coding agents.")
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--project", help="project key (default: from the git remote or checkout)")
-        p.add_argument("--format", choices=("json", "text"), help="output form (default: text on a terminal)")
-
-    p = sub.add_parser("schema", help="print a contract's JSON Schema")
-    p.add_argument("name", help="checkpoint-intent | wheypoint-record | wheypoint-revision")
-    for name, text in (("validate", "check an intent without writing"), ("checkpoint", "record a checkpoint")):
-        p = sub.add_parser(name, help=text, add_help=False)
-        p.add_argument("rest", nargs=argparse.REMAINDER)
-    p = sub.add_parser("show", help="the head record of a work (or an earlier revision)")
-    p.add_argument("work", help="work id or slug")
-    p.add_argument("--revision", help="an earlier revision id")
-    p.add_argument("--note-dir", help="where the note lives (default: <checkout>/.cheese/notes)")
-    p.add_argument("--write-note", action="store_true", help="re-render the note when it is stale or missing")
-    common(p)
-    p = sub.add_parser("log", help="the revision chain of a work")
-    p.add_argument("work", help="work id or slug")
-    common(p)
-    p = sub.add_parser("demo", help="write real checkpoints in a scratch git repository and print the note")
-    p.add_argument("--keep", action="store_true", help="keep the scratch folder")
-    return parser
+def parse_command(argv: list[str]) -> tuple[str, dict[str, Any]]:
+    """(command, arguments) for the short commands; refused `usage` when anything does not fit."""
+    if not argv:
+        raise usage("name a command: " + ", ".join(COMMANDS))
+    command, rest = argv[0], argv[1:]
+    if command not in _SPECS:
+        raise usage(f"unknown command {command!r}; commands: {', '.join(COMMANDS)}")
+    positional_names, options, switches = _SPECS[command]
+    args: dict[str, Any] = {name[2:].replace("-", "_"): None for name in options}
+    args.update({name[2:].replace("-", "_"): False for name in switches})
+    positional: list[str] = []
+    index = 0
+    while index < len(rest):
+        token = rest[index]
+        name, eq, inline = token.partition("=")
+        if name in options:
+            if not eq and index + 1 >= len(rest):
+                raise usage(f"{name} needs a value")
+            args[name[2:].replace("-", "_")] = inline if eq else rest[index + 1]
+            index += 1 if eq else 2
+        elif token in switches:
+            args[token[2:].replace("-", "_")] = True
+            index += 1
+        elif token.startswith("-") and token != "-":
+            raise usage(f"{command}: unknown flag {token}")
+        else:
+            positional.append(token)
+            index += 1
+    if len(positional) != len(positional_names):
+        raise usage(f"{command} takes {' '.join(f'<{n}>' for n in positional_names) or 'no arguments'}")
+    args.update(zip(positional_names, positional, strict=True))
+    if args.get("format") not in (None, "json", "text"):
+        raise usage("--format is json or text")
+    return command, args
 
 
 def _wants_text(fmt: str | None) -> bool:
@@ -67,50 +91,65 @@ def _emit(reply: dict[str, Any], text: str | None, fmt: str | None) -> None:
 def _run(argv: list[str]) -> int:
     from wheypoint.service import Context, NoteOptions
 
-    args = _parser().parse_args(argv)
-    if args.version:
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    if argv and argv[0] == "--version":
         from wheypoint import __version__
 
         print(json.dumps({"ok": True, "command": "version", "version": __version__}))
         return 0
-    if args.command is None:
-        raise usage("name a command: " + ", ".join(COMMANDS))
-    if args.command == "schema":
+    if argv and argv[0] in ("validate", "checkpoint"):
+        return _write_command(argv[0], argv[1:])
+    if len(argv) > 1 and argv[1] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    command, args = parse_command(argv)
+    if command == "schema":
         from wheypoint.contract import CONTRACT_ALIASES, CONTRACTS
 
-        name = CONTRACT_ALIASES.get(args.name, args.name)
+        name = CONTRACT_ALIASES.get(args["name"], args["name"])
         if name not in CONTRACTS:
-            raise Refusal("unknown-contract", f"no contract {args.name!r}; known: {', '.join(CONTRACTS)}")
+            raise Refusal("unknown-contract", f"no contract {args['name']!r}; known: {', '.join(CONTRACTS)}")
         print(json.dumps(CONTRACTS[name], ensure_ascii=False, indent=2))
         return 0
-    if args.command == "demo":
+    if command == "demo":
         from wheypoint.demo import run_demo
 
-        return run_demo(keep=args.keep)
-    if args.command in ("validate", "checkpoint"):
-        from wheypoint import checkpointing
-        from wheypoint.flags import parse_intent_command
-
-        parsed = parse_intent_command(args.rest, stdin_is_tty=sys.stdin.isatty())
-        fmt = "text" if parsed.options.get("text") else "json" if parsed.options.get("json") else None
-        fmt = parsed.options.get("format", fmt)
-        ctx = Context(project=parsed.options.get("project"))
-        if args.command == "validate":
-            reply = checkpointing.validate(ctx, parsed.intent)
-            _emit({"ok": True, "command": "validate", **reply}, "validate", fmt)
-        else:
-            notes = NoteOptions(parsed.options.get("note_dir"), bool(parsed.options.get("no_note")))
-            reply = checkpointing.checkpoint(ctx, parsed.intent, notes)
-            _emit({"ok": True, "command": "checkpoint", **reply}, "checkpoint", fmt)
-        return 0
+        return run_demo(keep=args["keep"])
     from wheypoint import service
 
-    ctx = Context(project=args.project)
-    if args.command == "show":
-        reply = service.show(ctx, args.work, args.revision, NoteOptions(args.note_dir), args.write_note)
-        _emit({"ok": True, "command": "show", **reply}, "show", args.format)
+    ctx = Context(project=args["project"])
+    if command == "show":
+        reply = service.show(ctx, args["work"], args["revision"], NoteOptions(args["note_dir"]), args["write_note"])
+        _emit({"ok": True, "command": "show", **reply}, "show", args["format"])
     else:
-        _emit({"ok": True, "command": "log", **service.log(ctx, args.work)}, "log", args.format)
+        _emit({"ok": True, "command": "log", **service.log(ctx, args["work"])}, "log", args["format"])
+    return 0
+
+
+def _write_command(command: str, rest: list[str]) -> int:
+    """checkpoint and validate: the intent comes from JSON or from the flag form (see flags.py)."""
+    from wheypoint import checkpointing
+    from wheypoint.flags import __doc__ as flag_help
+    from wheypoint.flags import parse_intent_command
+    from wheypoint.service import Context, NoteOptions
+
+    if rest and rest[0] in ("-h", "--help"):
+        print(f"usage: wheypoint {command} <slug|work-id> [flags] | {command} <intent.json|->\n\n{flag_help}")
+        return 0
+    parsed = parse_intent_command(rest, stdin_is_tty=sys.stdin.isatty())
+    fmt = "text" if parsed.options.get("text") else "json" if parsed.options.get("json") else None
+    fmt = parsed.options.get("format", fmt)
+    if fmt not in (None, "json", "text"):
+        raise usage("--format is json or text")
+    ctx = Context(project=parsed.options.get("project"))
+    if command == "validate":
+        reply = checkpointing.validate(ctx, parsed.intent)
+    else:
+        notes = NoteOptions(parsed.options.get("note_dir"), bool(parsed.options.get("no_note")))
+        reply = checkpointing.checkpoint(ctx, parsed.intent, notes)
+    _emit({"ok": True, "command": command, **reply}, command, fmt)
     return 0
 
 

@@ -114,7 +114,10 @@ def m002_head_indexes(conn: sqlite3.Connection) -> None:
 
 @migration
 def m003_full_text(conn: sqlite3.Connection) -> None:
-    """Full text over the head's orientation, notes, entry texts and context (FTS5 when compiled in)."""
+    """Full text over the head's orientation, notes, entry texts and context (FTS5 when compiled in).
+
+    Each search row takes the rowid of its works row, which is how the store finds it again.
+    """
     if fts5_available(conn):
         conn.execute(
             "CREATE VIRTUAL TABLE search USING fts5("
@@ -122,5 +125,5 @@ def m003_full_text(conn: sqlite3.Connection) -> None:
         )
     else:
         conn.execute(
-            "CREATE TABLE search (work_id TEXT PRIMARY KEY, orientation TEXT, notes TEXT, entries TEXT, context TEXT)"
+            "CREATE TABLE search (work_id TEXT NOT NULL, orientation TEXT, notes TEXT, entries TEXT, context TEXT)"
         )

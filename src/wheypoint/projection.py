@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from wheypoint.canonical import sha256_hex
 from wheypoint.derived import notes_stale
 
 TITLE = "# Wheypoint handoff"
@@ -224,10 +225,8 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
 
 def note_digest(text: str) -> str:
     """sha256 of a note with its own note_digest value blanked."""
-    import hashlib
-
     blank = _DIGEST_LINE.sub(r"\1", text, count=1)
-    return "sha256:" + hashlib.sha256(blank.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256_hex(blank.encode("utf-8"))
 
 
 def render(record: Mapping[str, Any]) -> str:

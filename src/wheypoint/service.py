@@ -92,7 +92,9 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     finally:
         store.close()
     path = note_path_for(ctx, record["slug"], notes)
-    state = note_state(path, render(record)) if revision_id is None else "not-head"
+    state = (
+        "not-head" if revision_id is not None else "missing" if not path.exists() else note_state(path, render(record))
+    )
     if repair_note and state in ("stale", "missing"):
         write_atomic(path, render(record))
         state = "rewritten"

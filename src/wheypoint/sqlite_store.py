@@ -220,8 +220,12 @@ class SqliteStore:
                 record["updated_at"],
             ),
         )
-        for table in ("entries", "edges", "artifact_links", "search"):
+        for table in ("entries", "edges", "artifact_links"):
             conn.execute(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
+        # A search row shares its works row's rowid: FTS5 cannot index work_id, so deleting by it would
+        # scan the whole table on every checkpoint; by rowid it is a keyed delete.
+        (rowid,) = conn.execute("SELECT rowid FROM works WHERE work_id = ?", (work_id,)).fetchone()
+        conn.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
         conn.executemany(
             "INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
             [
@@ -241,8 +245,8 @@ class SqliteStore:
             " ".join(filter(None, (e["text"], e.get("quote"), e.get("rationale")))) for e in record["entries"]
         )
         conn.execute(
-            "INSERT INTO search (work_id, orientation, notes, entries, context) VALUES (?, ?, ?, ?, ?)",
-            (work_id, record["orientation"], record["notes"], entry_text, "\n".join(record["working_context"])),
+            "INSERT INTO search (rowid, work_id, orientation, notes, entries, context) VALUES (?, ?, ?, ?, ?, ?)",
+            (rowid, work_id, record["orientation"], record["notes"], entry_text, "\n".join(record["working_context"])),
         )
 
     def close(self) -> None:

@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from wheypoint.canonical import new_sha256
+
 STORE_FILE = "store.sqlite3"
 MAX_DIGEST_BYTES = 256 * 1024 * 1024
 
@@ -150,15 +152,13 @@ def find_checkout(start: Path) -> Checkout | None:
 
 def file_digest(path: Path) -> str | None:
     """`sha256:<hex>` of a regular file's bytes (None when it is not a readable file or is huge)."""
-    import hashlib
-
     try:
         if not path.is_file() or path.stat().st_size > MAX_DIGEST_BYTES:
             return None
-        sha = hashlib.sha256()
+        sha = new_sha256()
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 sha.update(block)
-        return "sha256:" + sha.hexdigest()
+        return "sha256:" + str(sha.hexdigest())
     except OSError:
         return None
