@@ -1,0 +1,1 @@
+"""Reading coding agents' own session transcripts into one normalised, verbatim turn stream."""

@@ -1,0 +1,91 @@
+"""The normalised turn every transcript reader yields, the turn kinds, and the reading statistics.
+
+A turn's `text` is copied from the transcript exactly as the agent stored it (after JSON decoding):
+no trimming, no unwrapping of host tags, so a quote can be checked byte for byte against it. Its `id`
+is stable: unique within its transcript, and the same on every re-read and after the file grows,
+because it comes from the agent's own ids (uuid, message id, part id) or from the line position in an
+append-only file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import NamedTuple
+
+# The kinds of turn. The first four are the user's own intent and what `turns` shows by default.
+PROMPT = "prompt"  # typed by the person
+QUEUED_PROMPT = "queued_prompt"  # typed while the agent was working
+SHELL_INPUT = "shell_input"  # a `!` shell command the person ran
+SLASH_COMMAND = "slash_command"  # /command with its arguments
+SHELL_OUTPUT = "shell_output"
+COMMAND_OUTPUT = "command_output"  # output of a local slash command
+META = "meta"  # injected context: skill expansions, caveats, environment and instruction blocks
+COMPACTION_SUMMARY = "compaction_summary"
+INTERRUPTION = "interruption"
+ASSISTANT = "assistant"
+THINKING = "thinking"
+TOOL_CALL = "tool_call"
+TOOL_RESULT = "tool_result"
+SYSTEM = "system"
+
+USER_KINDS = (PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND)
+ALL_KINDS = (
+    PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND, SHELL_OUTPUT, COMMAND_OUTPUT, META,
+    COMPACTION_SUMMARY, INTERRUPTION, ASSISTANT, THINKING, TOOL_CALL, TOOL_RESULT, SYSTEM,
+)  # fmt: skip
+HARNESSES = ("claude-code", "codex", "opencode", "gemini")
+
+
+class Turn(NamedTuple):
+    """One normalised turn of a session."""
+
+    id: str  # stable and unique within the transcript
+    kind: str  # one of ALL_KINDS
+    timestamp: str | None  # ISO 8601 as the agent wrote it, when it wrote one
+    text: str  # verbatim
+    position: int  # 1-based line in a JSONL file, message index in a JSON file, row order in a database
+    agent: str | None = None  # the subagent or sidechain that produced it; None for the main thread
+    source: str | None = None  # the file it came from when a session spans several files
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"id": self.id, "kind": self.kind, "timestamp": self.timestamp, "text": self.text,
+                                  "position": self.position}  # fmt: skip
+        if self.agent is not None:
+            out["agent"] = self.agent
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+
+class SessionInfo(NamedTuple):
+    """What discovery needs to list a session without reading all of it."""
+
+    harness: str
+    session_id: str
+    path: str
+    cwd: str | None
+    last_activity: str | None
+    first_prompt: str | None
+
+    def as_json(self) -> dict[str, object]:
+        return dict(self._asdict())
+
+
+class ReadStats:
+    """What a reader skipped and why; reported beside the turns, never silently dropped."""
+
+    def __init__(self) -> None:
+        self.lines = 0  # records read (lines, messages or rows)
+        self.malformed = 0  # not JSON, or JSON of the wrong shape
+        self.invalid_utf8 = 0
+        self.oversized = 0  # lines over the size limit, skipped without being decoded
+        self.truncated_tail = False  # the last line ended mid-record (a live file being written)
+        self.duplicates = 0  # records already seen (replayed history, event/response pairs)
+        self.unknown: Counter[str] = Counter()  # record types this reader does not know, by type
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "records": self.lines, "malformed": self.malformed, "invalid_utf8": self.invalid_utf8,
+            "oversized": self.oversized, "truncated_tail": self.truncated_tail, "duplicates": self.duplicates,
+            "unknown_types": dict(sorted(self.unknown.items())),
+        }  # fmt: skip
