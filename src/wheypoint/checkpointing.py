@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wheypoint.errors import Problem, Refusal
 from wheypoint.intake import require_valid
@@ -37,9 +37,12 @@ def _target(store: Store, intent: dict[str, Any], project_key: str) -> tuple[str
     return work_id, existing.project_key if existing else project_key
 
 
-def observe(ctx: Context, intent: dict[str, Any], head: dict[str, Any] | None, project_key: str) -> tuple[
+def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: Grounding | None) -> tuple[
     Provenance, list[Problem]]:  # fmt: skip
-    """What the world says about the references in an intent: pins, local refs, file digests."""
+    """What the world says about an intent's references (pins, local refs, file digests) and its transcript.
+
+    Runs before the store's write transaction: git subprocesses and file hashing must not hold the lock.
+    """
     checkout = ctx.checkout
     root = checkout.toplevel if checkout else ctx.cwd
     warnings: list[Problem] = []
@@ -57,7 +60,7 @@ def observe(ctx: Context, intent: dict[str, Any], head: dict[str, Any] | None, p
             why = "no git commit here" if not (checkout and checkout.commit) else "not tracked at HEAD"
             warnings.append(Problem("unpinned-line-ref", path, f"{ref} is left unpinned: {why}"))
 
-    candidates = set(record_refs(head or {})) | set(record_refs(intent))
+    candidates = set(record_refs(intent))
     local = {r for r in candidates if _is_local(r, checkout, ctx.cwd)}
     relative = sorted(r for r in candidates if ref_kind(r) == "relative" and " " not in r)
     if checkout:
@@ -72,8 +75,12 @@ def observe(ctx: Context, intent: dict[str, Any], head: dict[str, Any] | None, p
                 if found:
                     digests[link["ref"]] = found
     git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
-    prov = Provenance(project_key=project_key, captured_at=ctx.now(), session=intent.get("session") or ctx.session(),
-                      git=git, pins=pins, local_refs=frozenset(local), file_digests=digests)  # fmt: skip
+    session = intent.get("session") or (grounding.session if grounding else None) or ctx.session()
+    prov = Provenance(
+        project_key=project_key, captured_at=ctx.now(), session=session, git=git, pins=pins,
+        local_refs=frozenset(local), file_digests=digests,
+        quote_turns=grounding.quote_turns if grounding else {}, meat=grounding.meat if grounding else (),
+    )  # fmt: skip
     return prov, warnings
 
 
@@ -101,18 +108,64 @@ def write_note(ctx: Context, record: dict[str, Any], options: NoteOptions) -> tu
     return str(path), durability, []
 
 
-def _dry_run_or_commit(ctx: Context, intent: dict[str, Any], *, write: bool) -> dict[str, Any]:
+class TranscriptChoice(NamedTuple):
+    """How the command named its transcript, if it did (see transcripts/discovery.py)."""
+
+    transcript: str | None = None
+    session: str | None = None
+    harness: str | None = None
+    latest: bool = False
+    hook: dict[str, Any] | None = None
+
+    @property
+    def named(self) -> bool:
+        return bool(self.transcript or self.session or self.hook)
+
+
+class Grounding(NamedTuple):
+    session: dict[str, str] | None
+    quote_turns: dict[str, str]
+    meat: tuple[dict[str, Any], ...]
+
+
+def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> Grounding | None:
+    """Check quotes and copy meat from the named transcript (meat without a named one is looked up)."""
+    if not choice.named and not intent.get("meat"):
+        return None
+    from wheypoint.credentials import scan_text
+    from wheypoint.transcripts import discovery, grounding
+    from wheypoint.transcripts.model import ReadStats
+
+    located = discovery.locate(
+        cwd=ctx.cwd, environ=ctx.environ, transcript=choice.transcript, session=choice.session,
+        harness=choice.harness, hook=choice.hook, latest=choice.latest,
+    )  # fmt: skip
+    found = grounding.ground(intent, discovery.turns_of(located, ReadStats()), located.harness, located.session_id)
+    problems = list(found.problems)
+    for index, item in enumerate(found.meat):
+        rules = sorted({hit.rule for hit in scan_text(item["text"])})
+        if rules:
+            why = f"turn {item['turn']} looks like it holds a credential (rule: {', '.join(rules)})"
+            problems.append(Problem("secret-pattern", f"$.meat[{index}]", why))
+    if problems:
+        raise Refusal("invalid-intent", f"the intent has {len(problems)} problem(s) against its transcript", problems)
+    session = {"harness": located.harness, "id": located.session_id} if located.session_id else None
+    return Grounding(session, found.quote_turns, found.meat)
+
+
+def _dry_run_or_commit(
+    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, *, write: bool
+) -> dict[str, Any]:
     project_key = ctx.project_key()
+    grounded = _ground(ctx, intent, choice)
     store = ctx.open_store(create=write)
     try:
         work_id, work_project = _target(store, intent, project_key)
         base = intent.get("base_revision_id")
         candidate = revision_id_for(work_id, base, request_digest(intent))
-        observed: list[Problem] = []
+        prov, observed = observe(ctx, intent, work_project or project_key, grounded)
 
         def build(head: dict[str, Any] | None) -> Any:
-            prov, found = observe(ctx, intent, head, work_project or project_key)
-            observed.extend(found)
             return apply(head, intent, prov)
 
         if not write:
@@ -159,9 +212,9 @@ def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def checkpoint(ctx: Context, intent: Any, notes: NoteOptions) -> dict[str, Any]:
+def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None) -> dict[str, Any]:
     valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, write=True)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), write=True)
     record = result["record"]
     note_path, durability, note_warnings = write_note(ctx, record, notes)
     warnings = result["warnings"] + note_warnings
@@ -174,9 +227,9 @@ def checkpoint(ctx: Context, intent: Any, notes: NoteOptions) -> dict[str, Any]:
     }
 
 
-def validate(ctx: Context, intent: Any) -> dict[str, Any]:
+def validate(ctx: Context, intent: Any, choice: TranscriptChoice | None = None) -> dict[str, Any]:
     """Every problem at once; with a store, also what checkpoint would refuse against the head."""
     valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, write=False)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), write=False)
     return {**_summary(result["record"], result["revision"]), "valid": True, "would_replay": result["replayed"],
             "warnings": [w.as_json() for w in result["warnings"]]}  # fmt: skip

@@ -22,20 +22,30 @@ USAGE = """usage: wheypoint <command> [arguments]
   validate   (the same arguments)                                  check without writing
   show <slug|work-id> [--revision R] [--note-dir D] [--write-note] the head record and its note
   log <slug|work-id>                                               the revision chain
+  turns [--all] [--kind K]... [--since TURN|TIME] [--limit N]     the user's turns, verbatim
+  harvest                                                          the agent's <!-- ckpt --> trailers
+  snapshot --stream NAME [--summary T|--summary-file F] [--meat TURN --type T [--weight W]]...
+                                                                   write CHECKPOINT-<stream>-llm.md
   schema checkpoint-intent|wheypoint-record|wheypoint-revision     a JSON Schema
   demo [--keep]                                                    a worked example in a scratch repo
 
 Common options: --project KEY, --format json|text. `wheypoint checkpoint --help` explains the flag form.
+Naming a transcript (turns, harvest, snapshot, checkpoint, validate): --transcript PATH | --session ID |
+--hook-payload FILE|- (a hook's JSON), with --harness claude-code|codex|opencode|gemini and --latest.
 Replies are one JSON document on stdout; exit 0 answered, 1 refused, 2 usage."""
 
 # Each command's positional arguments, options taking a value, and switches. A small table rather than
 # argparse, which costs several milliseconds of start-up on every call of these short commands.
+_TRANSCRIPT = frozenset({"--transcript", "--session", "--harness", "--hook-payload"})
 _SPECS: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
     "schema": (("name",), frozenset(), frozenset()),
     "show": (("work",), frozenset({"--revision", "--note-dir", "--project", "--format"}), frozenset({"--write-note"})),
     "log": (("work",), frozenset({"--project", "--format"}), frozenset()),
     "demo": ((), frozenset(), frozenset({"--keep"})),
+    "turns": ((), _TRANSCRIPT | {"--since", "--limit", "--format"}, frozenset({"--all", "--latest"})),
+    "harvest": ((), _TRANSCRIPT | {"--format"}, frozenset({"--latest"})),
 }
+_REPEATABLE = {"turns": frozenset({"--kind"})}
 
 
 def parse_command(argv: list[str]) -> tuple[str, dict[str, Any]]:
@@ -46,17 +56,24 @@ def parse_command(argv: list[str]) -> tuple[str, dict[str, Any]]:
     if command not in _SPECS:
         raise usage(f"unknown command {command!r}; commands: {', '.join(COMMANDS)}")
     positional_names, options, switches = _SPECS[command]
-    args: dict[str, Any] = {name[2:].replace("-", "_"): None for name in options}
+    repeatable = _REPEATABLE.get(command, frozenset())
+    args: dict[str, Any] = {name[2:].replace("-", "_"): [] for name in repeatable}
+    args.update({name[2:].replace("-", "_"): None for name in options})
     args.update({name[2:].replace("-", "_"): False for name in switches})
     positional: list[str] = []
     index = 0
     while index < len(rest):
         token = rest[index]
         name, eq, inline = token.partition("=")
-        if name in options:
+        if name in options or name in repeatable:
             if not eq and index + 1 >= len(rest):
                 raise usage(f"{name} needs a value")
-            args[name[2:].replace("-", "_")] = inline if eq else rest[index + 1]
+            value = inline if eq else rest[index + 1]
+            key = name[2:].replace("-", "_")
+            if name in repeatable:
+                args[key].append(value)
+            else:
+                args[key] = value
             index += 1 if eq else 2
         elif token in switches:
             args[token[2:].replace("-", "_")] = True
@@ -101,6 +118,8 @@ def _run(argv: list[str]) -> int:
         return 0
     if argv and argv[0] in ("validate", "checkpoint"):
         return _write_command(argv[0], argv[1:])
+    if argv and argv[0] == "snapshot":
+        return _snapshot_command(argv[1:])
     if len(argv) > 1 and argv[1] in ("-h", "--help"):
         print(USAGE)
         return 0
@@ -117,6 +136,8 @@ def _run(argv: list[str]) -> int:
         from wheypoint.demo import run_demo
 
         return run_demo(keep=args["keep"])
+    if command in ("turns", "harvest"):
+        return _transcript_command(command, args)
     from wheypoint import service
 
     ctx = Context(project=args["project"])
@@ -125,6 +146,58 @@ def _run(argv: list[str]) -> int:
         _emit({"ok": True, "command": "show", **reply}, "show", args["format"])
     else:
         _emit({"ok": True, "command": "log", **service.log(ctx, args["work"])}, "log", args["format"])
+    return 0
+
+
+def transcript_choice(options: dict[str, Any]) -> Any:
+    """The transcript a command names, from its options (a hook payload is read here)."""
+    from wheypoint.checkpointing import TranscriptChoice
+
+    hook = None
+    if options.get("hook_payload"):
+        from wheypoint.flags import read_input
+        from wheypoint.intake import parse_json_document
+
+        hook = parse_json_document(read_input(options["hook_payload"], "hook-payload"), "hook-payload")
+        if not isinstance(hook, dict):
+            raise Refusal(
+                "invalid-hook-payload", "a hook payload is a JSON object with session_id, transcript_path, cwd"
+            )
+    return TranscriptChoice(options.get("transcript"), options.get("session"), options.get("harness"),
+                            bool(options.get("latest")), hook)  # fmt: skip
+
+
+def _transcript_command(command: str, args: dict[str, Any]) -> int:
+    from wheypoint import transcript_service
+    from wheypoint.service import Context
+
+    ctx, choice = Context(), transcript_choice(args)
+    if command == "turns":
+        limit = args["limit"]
+        if limit is not None and not (limit.isdigit() and int(limit) > 0):
+            raise usage("--limit takes a positive whole number")
+        reply = transcript_service.turns(ctx, choice, every=args["all"], kinds=args["kind"], since=args["since"],
+                                         limit=int(limit) if limit else None)  # fmt: skip
+    else:
+        reply = transcript_service.harvest_trailers(ctx, choice)
+    _emit({"ok": True, "command": command, **reply}, command, args["format"])
+    return 0
+
+
+def _snapshot_command(rest: list[str]) -> int:
+    from wheypoint import transcript_service
+    from wheypoint.flags import parse_snapshot_command
+    from wheypoint.service import Context
+
+    meat, options = parse_snapshot_command(rest)
+    if "stream" not in options:
+        raise usage("snapshot needs --stream NAME")
+    choice = transcript_choice(options)
+    summary, out = options.get("summary", ""), options.get("out")
+    reply = transcript_service.snapshot(
+        Context(), choice, stream=options["stream"], summary=summary, meat=meat, out=out
+    )
+    _emit({"ok": True, "command": "snapshot", **reply}, "snapshot", options.get("format"))
     return 0
 
 
@@ -144,11 +217,14 @@ def _write_command(command: str, rest: list[str]) -> int:
     if fmt not in (None, "json", "text"):
         raise usage("--format is json or text")
     ctx = Context(project=parsed.options.get("project"))
+    choice = transcript_choice(parsed.options)
+    if choice.hook is not None and parsed.source == "-" and parsed.options.get("hook_payload") == "-":
+        raise usage("the intent and the hook payload cannot both come from stdin")
     if command == "validate":
-        reply = checkpointing.validate(ctx, parsed.intent)
+        reply = checkpointing.validate(ctx, parsed.intent, choice)
     else:
         notes = NoteOptions(parsed.options.get("note_dir"), bool(parsed.options.get("no_note")))
-        reply = checkpointing.checkpoint(ctx, parsed.intent, notes)
+        reply = checkpointing.checkpoint(ctx, parsed.intent, notes, choice)
     _emit({"ok": True, "command": command, **reply}, command, fmt)
     return 0
 

@@ -49,6 +49,8 @@ HARNESSES = ("claude-code", "codex", "opencode", "gemini", "other")
 ENTRY_KINDS = ("directive", "operator_directive", "decision", "question", "blocker")
 ENTRY_STATES = ("active", "resolved", "superseded", "withdrawn")
 TRANSITION_ACTIONS = ("resolve", "supersede", "withdraw")
+MEAT_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
+MAX_MEAT_TEXT = 20000
 
 
 # Keys an author might send that the runtime derives: refused with their own code, never dropped.
@@ -233,6 +235,15 @@ _INTENT_DEFS: dict[str, Any] = {
         {"harness": {"enum": list(HARNESSES)}, "id": _text(200)},
         ("harness", "id"),
     ),
+    "meat": _object(
+        {
+            "turn": _text(300, description="a turn id from `wheypoint turns`; its text is copied verbatim"),
+            "type": {"enum": list(MEAT_TYPES)},
+            "weight": {"type": "integer", "minimum": 1, "maximum": 3, "description": "3 load-bearing, 1 background"},
+        },
+        ("turn", "type"),
+        description="A transcript turn whose exact words the record keeps (the runtime copies them).",
+    ),
     "compaction": _object(
         {
             "rehydrated_from_revision_id": _pattern(REVISION_ID_PATTERN, "the revision the agent re-read"),
@@ -273,6 +284,7 @@ CHECKPOINT_INTENT: dict[str, Any] = {
         "remove_artifact_links": _list(_text(1000), min_items=1, code="empty-link-list"),
         "transitions": _list({"$ref": "#/$defs/transition"}),
         "links": _list({"$ref": "#/$defs/edge"}),
+        "meat": _list({"$ref": "#/$defs/meat"}),
         "session": {"$ref": "#/$defs/session"},
         "compaction": {"$ref": "#/$defs/compaction"},
     },
@@ -304,6 +316,7 @@ _RECORD_DEFS: dict[str, Any] = {
             "gates": {"type": "boolean"},
             "owner": _STR,
             "when": _STR,
+            "quote_turn": {"type": "string", "description": "the transcript turn the quote was found in"},
             "state": {"enum": list(ENTRY_STATES)},
             "added_in": _INT,
             "settled": _closed(
@@ -343,6 +356,21 @@ _RECORD_DEFS: dict[str, Any] = {
         ("ref", "kind", "added_in"),
     ),
     "git": _closed({"branch": _NULLABLE_STR, "commit": _STR}, ("branch", "commit")),
+    "meat_item": _closed(
+        {
+            "turn": _STR,
+            "type": {"enum": list(MEAT_TYPES)},
+            "weight": {"type": "integer", "minimum": 1, "maximum": 3},
+            "kind": _STR,
+            "timestamp": _NULLABLE_STR,
+            "text": _STR,
+            "harness": _STR,
+            "session_id": _NULLABLE_STR,
+            "added_in": _INT,
+        },
+        ("turn", "type", "weight", "kind", "timestamp", "text", "harness", "session_id", "added_in"),
+        description="A transcript turn copied byte for byte by the runtime.",
+    ),
 }
 
 RECORD: dict[str, Any] = {
@@ -374,6 +402,7 @@ RECORD: dict[str, Any] = {
         "artifact_links",
         "edges",
         "local_references",
+        "meat",
         "session",
         "git",
         "record_digest",
@@ -400,6 +429,7 @@ RECORD: dict[str, Any] = {
         "artifact_links": {"type": "array", "items": {"$ref": "#/$defs/artifact_link"}},
         "edges": {"type": "array", "items": {"$ref": "#/$defs/edge"}},
         "local_references": {"type": "array", "items": _STR},
+        "meat": {"type": "array", "items": {"$ref": "#/$defs/meat_item"}},
         "session": _INTENT_DEFS["session"] | {"type": ["object", "null"]},
         "git": _RECORD_DEFS["git"] | {"type": ["object", "null"]},
         "record_digest": _pattern(DIGEST_PATTERN, "sha256 over the canonical record without this key"),

@@ -6,20 +6,26 @@ only modifiers of that same item in between. Item flags open an item:
     --directive --operator-directive --decision --question --blocker   (entries)
     --resolve ID --supersede ID --withdraw ID                          (transitions)
     --link REF                                                         (links)
+    --meat TURN                                                        (verbatim transcript turns)
 
 and each modifier is accepted by these items only (anything else is refused `flag-unbound`):
 
     --quote (directive)  --operator-quote (operator directive)  --label (any entry)
     --rationale (decision, question, blocker, transition, link with --kind)
     --gates --owner --when (question, blocker)   --by (supersede)   --kind --covers (link)
+    --type --weight (meat)
 
 Any other flag (--orientation, --next, --artifact, --order, --notes, --notes-file, --context,
---remove-link, --slug, --session, --base, ...) stands alone and ends the current item. A modifier
+--remove-link, --slug, --base, ...) stands alone and ends the current item. A modifier
 given twice to one item is refused `flag-repeated` (except --covers, which repeats).
 
 A `--link` without `--kind` is an artifact link (a file or URL this work produced or uses); with
 `--kind` it is an edge to another work or reference. A `--gates` question whose rationale reads
 `... options: A | B | C; leaning: B` becomes its gate's decision-dossier fork as well.
+
+The transcript is named with --transcript PATH, --session ID, --hook-payload FILE (a hook's JSON:
+session_id, transcript_path, cwd), with --harness and --latest to disambiguate. When one is named,
+directive quotes are checked against the user's turns and --meat turns are copied from it.
 """
 
 from __future__ import annotations
@@ -51,17 +57,19 @@ MODIFIERS: dict[str, tuple[str, ...]] = {
     "--owner": ("questions", "blockers"),
     "--when": ("questions", "blockers"),
     "--by": ("transition",),
+    "--type": ("meat",),
+    "--weight": ("meat",),
     "--kind": ("link",),
     "--covers": ("link",),
 }
 _MODIFIER_KEY = {"--operator-quote": "quote"}
 SCALARS = {
     "--orientation", "--next", "--artifact", "--order", "--notes", "--notes-file", "--context", "--remove-link",
-    "--slug", "--session", "--base", "--compacted",
+    "--slug", "--base", "--compacted",
 }  # fmt: skip
 # Options of the command itself rather than of the intent.
-COMMAND_OPTIONS = {"--project", "--note-dir", "--format"}
-COMMAND_SWITCHES = {"--no-note", "--json", "--text"}
+COMMAND_OPTIONS = {"--project", "--note-dir", "--format", "--transcript", "--session", "--harness", "--hook-payload"}
+COMMAND_SWITCHES = {"--no-note", "--json", "--text", "--latest"}
 _DOSSIER = re.compile(r"options?\s*:\s*(?P<options>.+?)\s*(?:[;.]\s*)?(?:prior\s+)?leaning\s*:\s*(?P<leaning>.+)$",
                       re.IGNORECASE | re.DOTALL)  # fmt: skip
 _NEXT_ITEM = re.compile(r'^(?P<skill>[a-z]+)\s+(?:"(?P<quoted>.*)"|(?P<bare>.+))$', re.DOTALL)
@@ -142,7 +150,8 @@ def _next_from_flags(values: list[str], artifact: str | None, order: str | None)
 
 
 class _FlagParser:
-    def __init__(self) -> None:
+    def __init__(self, extra_options: set[str] | None = None) -> None:
+        self.command_options = COMMAND_OPTIONS | (extra_options or set())
         self.intent: dict[str, Any] = {}
         self.items: list[Item] = []
         self.current: Item | None = None
@@ -160,7 +169,7 @@ class _FlagParser:
             name, eq, inline = flag.partition("=")
             if eq and name.startswith("--"):
                 flag, argv = name, [*argv[:index], name, inline, *argv[index + 1 :]]
-            if flag in ENTRY_FLAGS or flag in TRANSITION_FLAGS or flag == "--link":
+            if flag in ENTRY_FLAGS or flag in TRANSITION_FLAGS or flag in ("--link", "--meat"):
                 self._open(flag, _value(argv, index, flag))
                 index += 2
             elif flag in MODIFIERS:
@@ -169,7 +178,7 @@ class _FlagParser:
                 self.current = None
                 self._scalar(flag, _value(argv, index, flag))
                 index += 2
-            elif flag in COMMAND_OPTIONS:
+            elif flag in self.command_options:
                 self.current = None
                 self.options[flag[2:].replace("-", "_")] = _value(argv, index, flag)
                 index += 2
@@ -190,6 +199,8 @@ class _FlagParser:
             item = Item(ENTRY_FLAGS[flag], flag, {"text": value})
         elif flag in TRANSITION_FLAGS:
             item = Item("transition", flag, {"entry": value, "action": TRANSITION_FLAGS[flag]})
+        elif flag == "--meat":
+            item = Item("meat", flag, {"turn": value})
         else:
             item = Item("link", flag, {"ref": value})
         self.items.append(item)
@@ -210,6 +221,10 @@ class _FlagParser:
         value = _value(argv, index, flag)
         if flag == "--covers":
             item.data.setdefault("covers", []).append(value)
+        elif flag == "--weight":
+            if value not in ("1", "2", "3"):
+                raise Refusal("flag-value", f"--weight is 1, 2 or 3, not {value!r}")
+            item.data["weight"] = int(value)
         else:
             item.data[_MODIFIER_KEY.get(flag, flag[2:])] = value
         return 2
@@ -230,9 +245,6 @@ class _FlagParser:
             self.intent.setdefault("working_context", []).append(value)
         elif flag == "--remove-link":
             self.intent.setdefault("remove_artifact_links", []).append(value)
-        elif flag == "--session":
-            harness, _, session_id = value.partition(":")
-            self.intent["session"] = {"harness": harness, "id": session_id}
         elif flag == "--base":
             self.options["base"] = value
         elif flag == "--compacted":
@@ -248,6 +260,8 @@ class _FlagParser:
         for item in self.items:
             if item.kind == "transition":
                 intent.setdefault("transitions", []).append(item.data)
+            elif item.kind == "meat":
+                intent.setdefault("meat", []).append(item.data)
             elif item.kind == "link":
                 key = "links" if "kind" in item.data else "artifact_links"
                 if key == "artifact_links" and "rationale" in item.data:
@@ -313,3 +327,22 @@ def parse_intent_command(argv: list[str], stdin_is_tty: bool) -> ParsedCommand:
         proof = parse_json_document(read_input(parser.options["compacted"], "compaction-proof"), "compaction-proof")
         intent["compaction"] = proof
     return ParsedCommand(intent, source, parser.options, parser.intent_flags)
+
+
+SNAPSHOT_OPTIONS = {"--stream", "--summary", "--summary-file", "--out"}
+
+
+def parse_snapshot_command(argv: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`snapshot` arguments: designated meat turns (with the same binding rule) and the options."""
+    parser = _FlagParser(extra_options=SNAPSHOT_OPTIONS)
+    parser.feed(argv)
+    if parser.positional:
+        raise usage(f"snapshot takes no positional arguments, got {parser.positional}")
+    intent = parser.build()
+    stray = sorted(set(intent) - {"meat"})
+    if stray:
+        raise usage(f"snapshot does not take {', '.join('--' + k for k in stray)}")
+    options = dict(parser.options)
+    if "summary_file" in options:
+        options["summary"] = read_text_file(options.pop("summary_file"), "summary")
+    return intent.get("meat", []), options

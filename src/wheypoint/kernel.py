@@ -80,6 +80,10 @@ class Provenance:
     pins: Mapping[str, str] = field(default_factory=dict)
     local_refs: frozenset[str] = frozenset()
     file_digests: Mapping[str, str] = field(default_factory=dict)
+    # From the transcript, when one is named: the turn each directive's quote was found in (keyed by the
+    # entry's intent path, e.g. `$.directives[0]`), and the verbatim turns the intent's `meat` names.
+    quote_turns: Mapping[str, str] = field(default_factory=dict)
+    meat: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -218,6 +222,9 @@ class _Builder:
                 for key in ("quote", "rationale", "owner", "when"):
                     if key in given:
                         entry[key] = given[key]
+                quote_turn = self.prov.quote_turns.get(f"$.{list_name}[{index}]")
+                if quote_turn is not None:
+                    entry["quote_turn"] = quote_turn
                 self.entries.append(entry)
                 self.added.append(entry_id)
                 if "label" in given:
@@ -375,10 +382,12 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
         "artifact_links": links,
         "edges": edges,
         "local_references": [],
+        "meat": _merge_meat(head["meat"] if head else [], prov.meat, b.number),
         "session": prov.session,
         "git": prov.git,
     }
-    record["local_references"] = sorted({r for r in record_refs(record) if r in prov.local_refs})
+    known_local = prov.local_refs | set(head["local_references"] if head else ())
+    record["local_references"] = sorted({r for r in record_refs(record) if r in known_local})
     record["record_digest"] = digest(record)
 
     revision: dict[str, Any] = {
@@ -405,6 +414,12 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
             Problem("stale-notes", "$.notes", "decisions changed since the notes were last written; update the notes")
         )
     return Outcome(record, revision, warnings)
+
+
+def _merge_meat(old: list[dict[str, Any]], new: tuple[dict[str, Any], ...], number: int) -> list[dict[str, Any]]:
+    """Meat accumulates like entries: a turn named again replaces its earlier copy, nothing else goes."""
+    turns = {item["turn"] for item in new}
+    return [item for item in old if item["turn"] not in turns] + [{**item, "added_in": number} for item in new]
 
 
 def _kind_of(entries: list[dict[str, Any]], entry_id: str) -> str | None:

@@ -8,7 +8,8 @@ line's value left empty, so a hand edit anywhere is detectable without the store
 
 No field can forge structure: single-line fields are refused with newlines at intake; multi-line text
 is indented under its list item with block-opening characters (#, fences, setext rules, HTML) escaped
-by a backslash; the user's verbatim quotes are blockquoted line by line without changing a byte.
+by a backslash; the user's verbatim quotes are blockquoted line by line without changing a byte; meat
+(verbatim transcript turns) sits in a code fence longer than any backtick run in it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from wheypoint.derived import notes_stale
 
 TITLE = "# Wheypoint handoff"
 SECTIONS = (
-    "Gates", "Open entries", "Decisions", "Directives", "Notes", "Superseded", "Context", "Artifacts",
+    "Gates", "Open entries", "Decisions", "Directives", "Meat", "Notes", "Superseded", "Context", "Artifacts",
     "Decision dossier", "Tasks", "Local references", "Identifiers",
 )  # fmt: skip
 DIGEST_KEY = "note_digest"
@@ -48,6 +49,20 @@ def _text_block(text: str, indent: str = "  ") -> str:
 def _blockquote(text: str, indent: str = "  ") -> str:
     """The user's words verbatim: every line kept byte for byte behind `> `."""
     return "\n".join(f"{indent}> {line}" if line else f"{indent}>" for line in text.split("\n"))
+
+
+def fenced(text: str, indent: str = "  ") -> str:
+    """Verbatim text in a code fence longer than any backtick run inside it, so nothing breaks out."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = "\n".join(f"{indent}{line}" if line else "" for line in text.split("\n"))
+    return f"{indent}{fence}text\n{body}\n{indent}{fence}"
+
+
+def _meat(item: Mapping[str, Any]) -> str:
+    when = f", {item['timestamp']}" if item["timestamp"] else ""
+    head = f"- `{item['turn']}` {item['type']}, weight {item['weight']} ({item['kind']}{when})"
+    return f"{head}\n{fenced(item['text'])}"
 
 
 def _one_line(text: str) -> str:
@@ -204,7 +219,8 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
     directives = []
     for entry in _active(record, ("directive", "operator_directive")):
         who = " (operator, private)" if entry["kind"] == "operator_directive" else ""
-        directives.append(_entry_line(entry) + who + "\n" + _blockquote(entry.get("quote", "")))
+        where = f" (quoted from turn `{entry['quote_turn']}`)" if "quote_turn" in entry else ""
+        directives.append(_entry_line(entry) + who + where + "\n" + _blockquote(entry.get("quote", "")))
     edges = [f"- {e['kind']}: {escape_line(e['ref'])}" for e in record["edges"]]
     tasks = [f"- `{t['slug']}` ({t['intent']}): {escape_line(t['command'])}" for t in record["next"].get("tasks", [])]
     body: list[str] = []
@@ -212,6 +228,7 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
     body += _section("Open entries", map(_entry_line, _active(record, ("question", "blocker"), gates=False)))
     body += _section("Decisions", map(_entry_line, _active(record, ("decision",))))
     body += _section("Directives", directives)
+    body += _section("Meat", map(_meat, record["meat"]))
     body += _section("Notes", _notes(record))
     body += _section("Superseded", [_settled(e) for e in record["entries"] if e["state"] != "active"])
     body += _section("Context", [f"- {escape_line(item)}" for item in record["working_context"]])

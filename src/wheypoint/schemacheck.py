@@ -5,7 +5,7 @@ schema printed by `wheypoint schema` and the checks `wheypoint validate` runs co
 It reports every problem at once, each with a JSON path (`$.entries[2].quote`) and a stable code.
 
 Supported keywords: type, properties, required, additionalProperties (false or a schema), items,
-minItems, maxItems, uniqueItems, minLength, maxLength, pattern, enum, const, minimum, $ref (local
+minItems, maxItems, uniqueItems, minLength, maxLength, pattern, enum, const, minimum, maximum, $ref (local
 `#/$defs/...`). Annotation keywords are ignored. wheypoint extensions, annotations that a
 standard validator skips (three of them): `x-code` names the problem code a failed length or count check reports, and
 `x-refused-keys` (on an object) and `x-refused-values` (on an enum) map a key or a value the author
@@ -104,8 +104,11 @@ class SchemaChecker:
             self._check_array(schema, value, path, problems)
         elif isinstance(value, dict):
             self._check_object(schema, value, path, problems)
-        elif isinstance(value, int) and not isinstance(value, bool) and value < schema.get("minimum", value):
-            problems.append(Problem(code or "too-small", path, f"must be at least {schema['minimum']}"))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if value < schema.get("minimum", value):
+                problems.append(Problem(code or "too-small", path, f"must be at least {schema['minimum']}"))
+            if value > schema.get("maximum", value):
+                problems.append(Problem(code or "too-large", path, f"must be at most {schema['maximum']}"))
 
     def _check_string(self, schema: dict[str, Any], value: str, path: str, problems: list[Problem]) -> None:
         code = schema.get("x-code")

@@ -49,3 +49,25 @@ def refusal(error: dict[str, Any]) -> str:
     lines = [f"wheypoint: refused: {error['code']}: {error['message']}"]
     lines += [f"  {p['code']} at {p['path']}: {p['message']}" for p in error.get("problems", [])]
     return "\n".join(lines)
+
+
+def turns(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['harness']} session {reply['session_id']}: {reply['count']} turns ({reply['transcript']})"]
+    for turn in reply["turns"]:
+        lines.append(f"--- {turn['id']}  {turn['kind']}  {turn['timestamp'] or ''}")
+        lines.append(turn["text"])
+    skipped = {k: v for k, v in reply["stats"].items() if v and k != "records"}
+    if skipped:
+        lines.append(f"(skipped: {skipped})")
+    return "\n".join(lines)
+
+
+def harvest(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['count']} trailers, {reply['parsed']} parsed ({reply['transcript']})"]
+    for t in reply["trailers"]:
+        lines.append(f"- {t['turn_id']} [{t['status']}] {t['type']} w{t['weight']}: {' '.join(t['text'].split())}")
+    return "\n".join(lines)
+
+
+def snapshot(reply: dict[str, Any]) -> str:
+    return str(reply["report"])

@@ -1,0 +1,135 @@
+"""Finding the session a command means: by path, by id, by a hook's payload, or by the checkout.
+
+Sessions are matched to a checkout by the cwd recorded inside each transcript, never by decoding
+the folder names agents store them under (those encodings lose information). When several sessions
+fit and the caller did not ask for the latest, the answer is a refusal listing them all: picking one
+silently would put another session's words in the user's mouth.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from wheypoint.errors import Refusal
+from wheypoint.transcripts.model import HARNESSES, SessionInfo
+
+_MODULES = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
+
+
+def reader(harness: str) -> ModuleType:
+    """The reader module of a harness, imported on first use."""
+    if harness not in _MODULES:
+        raise Refusal("unknown-harness", f"no reader for {harness!r}; known: {', '.join(HARNESSES)}", exit_code=2)
+    return importlib.import_module(f"wheypoint.transcripts.{_MODULES[harness]}")
+
+
+class Located(NamedTuple):
+    """The session a command will read."""
+
+    harness: str
+    path: Path
+    session_id: str | None
+    info: SessionInfo | None
+
+
+def _inside(path: str | None, root: Path) -> bool:
+    if not path:
+        return False
+    try:
+        Path(os.path.normpath(path)).relative_to(os.path.normpath(root))
+        return True
+    except ValueError:
+        return False
+
+
+def all_sessions(environ: Mapping[str, str], harness: str | None = None) -> Iterator[SessionInfo]:
+    for name in [harness] if harness else list(HARNESSES):
+        try:
+            yield from reader(name).sessions(environ)
+        except OSError:
+            continue  # a harness home we cannot read holds no session we can use
+
+
+def _candidates_json(found: list[SessionInfo]) -> list[dict[str, Any]]:
+    return [info.as_json() for info in sorted(found, key=lambda i: i.last_activity or "", reverse=True)]
+
+
+def _choose(found: list[SessionInfo], latest: bool, searched: str) -> SessionInfo:
+    if not found:
+        raise Refusal("session-not-found", f"no session found {searched}")
+    if len(found) == 1 or latest:
+        return max(found, key=lambda info: info.last_activity or "")
+    raise Refusal(
+        "session-required",
+        f"{len(found)} sessions fit {searched}; name one with --session or --transcript, or pass --latest",
+        details={"candidates": _candidates_json(found)},
+    )
+
+
+def by_path(path: Path, harness: str | None) -> Located:
+    """A transcript named by path; its harness detected from its content when not given."""
+    if not path.exists():
+        raise Refusal("transcript-missing", f"no transcript at {path}")
+    if path.is_dir():
+        raise Refusal("transcript-unreadable", f"{path} is a folder; name the transcript file")
+    names = [harness] if harness else list(HARNESSES)
+    matches = []
+    for name in names:
+        info = reader(name).describe(path)
+        if info is not None:
+            matches.append((name, info))
+    if not matches:
+        if harness:  # the caller vouches for the format; the reader will count what it cannot use
+            return Located(harness, path, None, None)
+        raise Refusal("transcript-unrecognised", f"{path} is not a transcript of {', '.join(HARNESSES)}; "
+                      "pass --harness to read it anyway")  # fmt: skip
+    if len(matches) > 1:
+        raise Refusal("harness-ambiguous", f"{path} reads as {', '.join(n for n, _ in matches)}; pass --harness")
+    name, info = matches[0]
+    return Located(name, path, info.session_id, info)
+
+
+def locate(
+    *,
+    cwd: Path,
+    environ: Mapping[str, str],
+    transcript: str | None = None,
+    session: str | None = None,
+    harness: str | None = None,
+    hook: Mapping[str, Any] | None = None,
+    latest: bool = False,
+) -> Located:
+    """The one session a command means, or a refusal that says why there is not exactly one."""
+    if harness is not None:
+        reader(harness)  # refuse an unknown harness before anything else
+    if hook is not None:
+        transcript = transcript or hook.get("transcript_path")
+        session = session or hook.get("session_id")
+        cwd = Path(hook["cwd"]) if isinstance(hook.get("cwd"), str) else cwd
+    if transcript:
+        located = by_path(Path(transcript).expanduser(), harness)
+        return located._replace(session_id=session or located.session_id)
+    if session:
+        found = [info for info in all_sessions(environ, harness) if info.session_id == session]
+        chosen = _choose(found, latest, f"with id {session}")
+        return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
+    from wheypoint.workspace import find_checkout
+
+    checkout = find_checkout(cwd)
+    root = checkout.toplevel if checkout else cwd
+    found = [info for info in all_sessions(environ, harness) if _inside(info.cwd, root)]
+    chosen = _choose(found, latest, f"for {root}")
+    return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
+
+
+def turns_of(located: Located, stats: Any) -> Iterator[Any]:
+    """The turns of a located session; an unusable path is a refusal, bad content is counted in stats."""
+    try:
+        yield from reader(located.harness).read_turns(located.path, stats, located.session_id)
+    except OSError as exc:
+        raise Refusal("transcript-unreadable", f"cannot read {located.path}: {exc.strerror or exc}") from None
