@@ -12,12 +12,24 @@ from pathlib import Path
 NOTES_SUBDIR = Path(".cheese") / "notes"
 
 
+STALE_TEMP_SECONDS = 600
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> None:
     import tempfile  # the read commands never write a note
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates the file private; a note belongs in the repository, so it gets the umask's mode.
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -26,6 +38,7 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    _remove_stale_temps(path)
     try:
         folder = os.open(path.parent, os.O_RDONLY)
     except OSError:
@@ -36,6 +49,19 @@ def write_atomic(path: Path, text: str) -> None:
         pass
     finally:
         os.close(folder)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Temp files left by writers killed mid-write; only old ones, since a live writer may own a new one."""
+    import time
+
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+        except OSError:
+            continue
 
 
 def note_state(path: Path, expected: str) -> str:

@@ -74,8 +74,7 @@ class SqliteStore:
         if not create:
             # A reader never changes the store; it reads what the older schema has.
             return
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        self._enable_wal(conn)
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -88,6 +87,24 @@ class SqliteStore:
             raise
         if os.name == "posix":
             os.chmod(self.path, 0o600)
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch a new store to WAL, waiting out other first openers.
+
+        The switch upgrades a read lock to a write lock, and SQLite does not call the busy handler for
+        that upgrade: several processes opening a fresh store at once would be told "locked" at once.
+        So the switch is retried here, for as long as the busy timeout allows.
+        """
+        import time
+
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
 
     def _require(self) -> sqlite3.Connection:
         assert self._conn is not None
