@@ -1,0 +1,178 @@
+"""Transcript commands end to end on real corpus sessions: turns, discovery, grounding, meat, snapshot."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Runner, make_repo, shared_path
+
+SESSION = "entire-37-995ebed6e4-0.jsonl"  # three typed prompts about goreleaser casks
+SESSION_ID = "48f428f9-72d8-40b2-9594-953019809473"
+
+
+@pytest.fixture
+def corpus_file() -> Path:
+    return shared_path("corpus", "claude-code", SESSION)
+
+
+def with_cwd(source: Path, target: Path, cwd: Path, session_id: str | None = None) -> Path:
+    """A copy of a Claude Code session whose recorded cwd (and optionally id) is rewritten."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "cwd" in record:
+            record["cwd"] = str(cwd)
+        if session_id and "sessionId" in record:
+            record["sessionId"] = session_id
+        lines.append(json.dumps(record))
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def prompts(reply: dict[str, Any]) -> list[str]:
+    return [t["text"] for t in reply["turns"] if t["kind"] == "prompt"]
+
+
+def test_turns_lists_the_users_words_verbatim(wp: Runner, corpus_file: Path) -> None:
+    reply = wp("turns", "--transcript", str(corpus_file), "--format", "json").json
+    assert reply["ok"] and reply["harness"] == "claude-code" and reply["session_id"] == SESSION_ID
+    assert reply["count"] == 3 and {t["kind"] for t in reply["turns"]} == {"prompt"}
+    raw = [json.loads(line) for line in corpus_file.read_text().splitlines()]
+    stored = {r["uuid"]: r["message"]["content"] for r in raw if r.get("type") == "user" and "uuid" in r}
+    for turn in reply["turns"]:
+        assert stored[turn["id"]] == turn["text"]  # byte for byte what the agent stored
+    assert reply["stats"]["unknown_types"]["progress"] > 0
+    every = wp("turns", "--transcript", str(corpus_file), "--all", "--format", "json").json
+    assert every["count"] > 20 and "tool_call" in {t["kind"] for t in every["turns"]}
+    only = wp("turns", "--transcript", str(corpus_file), "--kind", "thinking", "--limit", "2", "--format", "json").json
+    assert only["count"] == 2 and {t["kind"] for t in only["turns"]} == {"thinking"}
+    after = wp("turns", "--transcript", str(corpus_file), "--since", reply["turns"][0]["id"], "--format", "json").json
+    assert [t["id"] for t in after["turns"]] == [t["id"] for t in reply["turns"][1:]]
+    text = wp("turns", "--transcript", str(corpus_file), "--format", "text").stdout
+    assert "--- " + reply["turns"][0]["id"] in text
+
+
+def test_sessions_are_found_by_the_cwd_recorded_inside(wp: Runner, corpus_file: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "tap")
+    home = tmp_path / "user"
+    # The folder name deliberately does not encode the cwd: discovery must read the cwd inside the file.
+    with_cwd(corpus_file, home / ".claude" / "projects" / "unrelated-name" / f"{SESSION_ID}.jsonl", repo)
+    env = {"HOME": str(home)}
+    found = wp("turns", "--format", "json", cwd=repo, env=env).json
+    assert found["session_id"] == SESSION_ID and found["count"] == 3
+    with_cwd(corpus_file, home / ".claude" / "projects" / "other" / "second.jsonl", repo / "sub", "second-id")
+    refused = wp("turns", "--format", "json", cwd=repo, env=env)
+    assert refused.code == 1 and refused.json["error"]["code"] == "session-required"
+    candidates = refused.json["error"]["candidates"]
+    assert {c["session_id"] for c in candidates} == {SESSION_ID, "second-id"}
+    assert all({"harness", "cwd", "last_activity", "first_prompt", "path"} <= set(c) for c in candidates)
+    assert wp("turns", "--latest", "--format", "json", cwd=repo, env=env).code == 0
+    by_id = wp("turns", "--session", "second-id", "--format", "json", cwd=tmp_path, env=env).json
+    assert by_id["session_id"] == "second-id"
+    custom = tmp_path / "elsewhere"
+    shutil.move(str(home / ".claude"), str(custom))
+    assert wp("turns", "--format", "json", cwd=repo, env=env).json["error"]["code"] == "session-not-found"
+    moved = wp("turns", "--latest", "--format", "json", cwd=repo, env={**env, "CLAUDE_CONFIG_DIR": str(custom)})
+    assert moved.code == 0
+
+
+def test_a_hook_payload_names_the_session(wp: Runner, corpus_file: Path, tmp_path: Path) -> None:
+    payload = json.dumps({"session_id": SESSION_ID, "transcript_path": str(corpus_file), "cwd": str(tmp_path)})
+    reply = wp("turns", "--hook-payload", "-", "--format", "json", stdin=payload).json
+    assert reply["session_id"] == SESSION_ID and reply["count"] == 3
+
+
+@pytest.mark.parametrize(
+    ("make", "args", "code"),
+    [
+        (lambda p: p, [], "transcript-missing"),
+        (lambda p: (p.mkdir(), p)[1], [], "transcript-unreadable"),
+        (lambda p: (p.write_bytes(b""), p)[1], [], "transcript-unrecognised"),
+        (lambda p: (p.write_bytes(b"\xff\xfe garbage\n{not json\n"), p)[1], ["--harness", "claude-code"],
+         "transcript-unusable"),
+        (lambda p: (p.write_text("{}"), p)[1], ["--harness", "nonesuch"], "unknown-harness"),
+    ],
+)  # fmt: skip
+def test_unusable_transcripts_get_a_coded_refusal(
+    wp: Runner, tmp_path: Path, make: Any, args: list[str], code: str
+) -> None:
+    path = make(tmp_path / "session.jsonl")
+    reply = wp("turns", "--transcript", str(path), *args, "--format", "json")
+    assert reply.json["ok"] is False and reply.json["error"]["code"] == code, reply.stdout
+    assert "Traceback" not in reply.stderr
+
+
+def test_checkpoint_pins_quotes_and_copies_meat(wp: Runner, corpus_file: Path, tmp_path: Path) -> None:
+    turns = wp("turns", "--transcript", str(corpus_file), "--format", "json").json["turns"]
+    quote = "how can I install the generated casks by goreleaser"
+    reply = wp(
+        "checkpoint", "casks", "--orientation", "Testing goreleaser casks locally.", "--next", "hold",
+        "--directive", "Test the casks locally before release.", "--quote", quote,
+        "--meat", turns[0]["id"], "--type", "constraint", "--weight", "3",
+        "--transcript", str(corpus_file), "--format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert reply.code == 0, reply.stdout
+    record = wp("show", "casks", "--format", "json", cwd=tmp_path).json["record"]
+    directive = next(e for e in record["entries"] if e["kind"] == "directive")
+    assert directive["quote_turn"] == turns[1]["id"]
+    [meat] = record["meat"]
+    assert meat["text"] == turns[0]["text"] and meat["turn"] == turns[0]["id"]
+    assert (meat["type"], meat["weight"], meat["kind"], meat["harness"]) == ("constraint", 3, "prompt", "claude-code")
+    assert record["session"] == {"harness": "claude-code", "id": SESSION_ID}
+    note = Path(reply.json["note_path"]).read_text()
+    assert "## Meat" in note and f"quoted from turn `{turns[1]['id']}`" in note
+    assert "  ```text\n  " + turns[0]["text"].split("\n")[0] in note
+
+
+def test_a_quote_not_in_the_transcript_is_refused(wp: Runner, corpus_file: Path, tmp_path: Path) -> None:
+    reply = wp(
+        "checkpoint", "casks", "--orientation", "Testing casks.", "--next", "hold",
+        "--directive", "Install casks.", "--quote", "how can I install the generated casks by goreleasr",
+        "--meat", "no-such-turn", "--type", "thread", "--transcript", str(corpus_file), cwd=tmp_path,
+    )  # fmt: skip
+    assert reply.code == 1
+    problems = {p["code"]: p for p in reply.json["error"]["problems"]}
+    assert "e326a34c-87cc-4c00-8590-0e7b02b25854" in problems["quote-not-found"]["message"]
+    assert problems["unknown-turn"]["path"] == "$.meat[0].turn"
+    assert not (tmp_path / ".cheese").exists()
+
+
+def trailer_session(source: Path, target: Path) -> tuple[Path, str]:
+    """A copy of a corpus session with one assistant message that carries author trailers."""
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    last = next(r for r in reversed(records) if r.get("type") == "assistant")
+    tagged = json.loads(json.dumps(last))
+    tagged["uuid"] = "tagged-uuid"
+    tagged["message"]["id"] = "msg_tagged"
+    text = ("Done.\n<!-- ckpt constraint w=3: casks must be tested with `brew install --cask` -->\n"
+            "<!-- ckpt pivot: moved from brews to homebrew_casks -->\n<!-- ckpt bogus: not a type -->")  # fmt: skip
+    tagged["message"]["content"] = [{"type": "text", "text": text}]
+    target.write_text("\n".join(json.dumps(r) for r in [*records, tagged]) + "\n")
+    return target, "msg_tagged#0"
+
+
+def test_harvest_and_snapshot(wp: Runner, corpus_file: Path, tmp_path: Path) -> None:
+    path, turn_id = trailer_session(corpus_file, tmp_path / "tagged.jsonl")
+    harvested = wp("harvest", "--transcript", str(path), "--format", "json").json
+    assert [(t["turn_id"], t["type"], t["status"]) for t in harvested["trailers"]] == [
+        (turn_id, "constraint", "ok"), (turn_id, "pivot", "ok"), (turn_id, "bogus", "unknown-type")]  # fmt: skip
+    first_prompt = "dc2fb77f-b7fb-4cf0-9ba2-d94e4934f5a4"
+    reply = wp(
+        "snapshot", "--stream", "casks", "--summary", "Casks move to homebrew_casks.", "--meat", first_prompt,
+        "--type", "correction", "--transcript", str(path), "--out", str(tmp_path), "--format", "json",
+    ).json  # fmt: skip
+    assert reply["status"] == "parse-failed" and reply["meat_turns"] == 3
+    assert reply["report"] == (f"{tmp_path / 'CHECKPOINT-casks-llm.md'} · 3 meat turns · "
+                               "constraint w3 x1, pivot w2 x1, correction w2 x1 · parse-failed")  # fmt: skip
+    written = (tmp_path / "CHECKPOINT-casks-llm.md").read_text()
+    assert "## Summary\n\nCasks move to homebrew_casks." in written
+    assert "   ````text\n   casks must be tested with `brew install --cask`\n   ````" not in written  # 1 backtick run
+    assert "   ```text\n   casks must be tested with `brew install --cask`\n   ```" in written
+    clean = wp("snapshot", "--stream", "plain", "--transcript", str(corpus_file), "--out", str(tmp_path)).json
+    assert clean["status"] == "lean" and clean["meat_turns"] == 0
