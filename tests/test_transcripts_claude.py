@@ -108,12 +108,13 @@ def test_corpus_file_counts(name: str) -> None:
 
 def test_skipped_types_are_counted() -> None:
     stats = read(corpus("entire-00-c9e2351016-0.jsonl"))[1]
-    assert stats.unknown == Counter({"progress": 344, "file-history-snapshot": 11, "pr-link": 1,
+    assert stats.skipped == Counter({"progress": 344, "file-history-snapshot": 11, "pr-link": 1,
                                      "system:stop_hook_summary": 6, "system:turn_duration": 4})  # fmt: skip
+    assert not stats.unknown
     # 16 title `summary` lines: skipped and counted, never taken for compaction
     turns, stats = read(corpus("entire-37-995ebed6e4-0.jsonl"))
-    assert stats.unknown["summary"] == 16 and not [t for t in turns if t.kind == "compaction_summary"]
-    assert read(corpus("agenthistory-claude-2.1.152.jsonl"))[1].unknown == Counter({"last-prompt": 1})
+    assert stats.skipped["summary"] == 16 and not [t for t in turns if t.kind == "compaction_summary"]
+    assert read(corpus("agenthistory-claude-2.1.152.jsonl"))[1].skipped == Counter({"last-prompt": 1})
 
 
 def test_user_line_rules_on_corpus() -> None:
@@ -316,8 +317,9 @@ def test_built_rules(tmp_path: Path) -> None:
         ("m1#0", "assistant", "hi", None),
         ("u6", "tool_result", "", None),
     ]
-    assert stats.unknown == Counter({"system:api_error": 1, "assistant block:redacted_thinking": 1, "summary": 1,
-                                     "mystery": 1, "attachment:todo_reminder": 1})  # fmt: skip
+    assert stats.unknown == Counter({"assistant block:redacted_thinking": 1, "mystery": 1,
+                                     "attachment:todo_reminder": 1})  # fmt: skip
+    assert stats.skipped == Counter({"system:api_error": 1, "summary": 1})
 
 
 def test_attachment_queued_command(tmp_path: Path) -> None:

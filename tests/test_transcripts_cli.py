@@ -47,7 +47,7 @@ def test_turns_lists_the_users_words_verbatim(wp: Runner, corpus_file: Path) -> 
     stored = {r["uuid"]: r["message"]["content"] for r in raw if r.get("type") == "user" and "uuid" in r}
     for turn in reply["turns"]:
         assert stored[turn["id"]] == turn["text"]  # byte for byte what the agent stored
-    assert reply["stats"]["unknown_types"]["progress"] > 0
+    assert reply["stats"]["skipped_types"]["progress"] > 0
     every = wp("turns", "--transcript", str(corpus_file), "--all", "--format", "json").json
     assert every["count"] > 20 and "tool_call" in {t["kind"] for t in every["turns"]}
     only = wp("turns", "--transcript", str(corpus_file), "--kind", "thinking", "--limit", "2", "--format", "json").json

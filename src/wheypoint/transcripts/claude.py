@@ -71,6 +71,10 @@ from wheypoint.transcripts.model import (
 
 HARNESS = "claude-code"
 
+# Known record types that never hold a turn: titles (`summary` lines are NOT compaction), links, snapshots.
+_NO_TURN_TYPES = frozenset({
+    "summary", "pr-link", "last-prompt", "file-history-snapshot", "custom-title", "ai-title", "mode", "agent-name",
+})  # fmt: skip
 # Leading text of a user message -> its kind. Checked after isMeta / isCompactSummary.
 _PREFIXES: tuple[tuple[str, str], ...] = (
     ("<command-name>", SLASH_COMMAND),
@@ -157,7 +161,7 @@ class _Reader:
 
     def read(self, path: Path, agent: str | None = None, source: str | None = None) -> Iterator[Turn]:
         stats = self.stats
-        unknown = stats.unknown
+        unknown, skipped = stats.unknown, stats.skipped
         seen = self.seen
         roots: dict[str, str] = {}  # sidechain line uuid -> its chain's first uuid
         pending: list[_Pending] = []
@@ -229,7 +233,7 @@ class _Reader:
             if rtype == "system":
                 system = self._system(rec)
                 if system is None:
-                    unknown[f"system:{rec.get('subtype')}"] += 1
+                    skipped[f"system:{rec.get('subtype')}"] += 1
                     continue
                 uuid = rec.get("uuid")
                 if uuid.__class__ is str:
@@ -255,7 +259,7 @@ class _Reader:
                         pending.pop(0)  # it becomes the next user line
                         stats.duplicates += 1
                     else:
-                        unknown["queue-operation:dequeue"] += 1
+                        skipped["queue-operation:dequeue"] += 1
                 elif operation == "remove":
                     if content is None and owed_removes:
                         owed_removes -= 1
@@ -271,7 +275,7 @@ class _Reader:
                     elif pending:
                         yield self._queued(pending.pop(0), prefix, agent, source)
                     else:
-                        unknown["queue-operation:remove"] += 1
+                        skipped["queue-operation:remove"] += 1
                 elif operation == "popAll":
                     if pending:
                         for item in pending:
@@ -282,7 +286,7 @@ class _Reader:
                         item = _Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind)
                         yield self._queued(item, prefix, agent, source)
                     else:
-                        unknown["queue-operation:popAll"] += 1
+                        skipped["queue-operation:popAll"] += 1
                 else:
                     unknown[f"queue-operation:{operation}"] += 1
             elif rtype == "attachment":
@@ -312,12 +316,14 @@ class _Reader:
                 for n, (kind, text) in enumerate(found):
                     turn_id = uuid if len(found) == 1 else f"{uuid}#{n}"
                     yield Turn(turn_id, kind, timestamp, text, number, agent, source)
+            elif rtype in _NO_TURN_TYPES:
+                skipped[rtype] += 1
             elif rtype.__class__ is str:
-                unknown[rtype] += 1  # summary (titles), pr-link, last-prompt, and types newer than this reader
+                unknown[rtype] += 1  # types newer than this reader
             else:
                 unknown["(no type)"] += 1
         if progress:
-            unknown["progress"] += progress
+            skipped["progress"] += progress
         for item in pending:  # still queued when the file ended (a live session)
             yield self._queued(item, prefix, agent, source)
 

@@ -8,42 +8,73 @@ in `ReadStats`, never raised: a transcript is evidence, and one bad line must no
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from wheypoint.transcripts.model import ReadStats
 
 MAX_LINE_BYTES = 10 * 1024 * 1024
+DUPLICATE = "duplicate"  # what a skip test returns for a line that repeats another record
 _SKIP_CHUNK = 1 << 20
+_DECODE = json.JSONDecoder().decode  # on text: json.loads(bytes) would sniff the encoding of every line
+_BOM = b"\xef\xbb\xbf"
+
+SkipTest = Callable[[bytes], "str | None"]
 
 
-def read_jsonl(path: Path, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, Any]]:
-    """(1-based line number, decoded JSON value) for every readable line of a JSONL file."""
+def read_jsonl(
+    path: Path, stats: ReadStats, max_line: int = MAX_LINE_BYTES, skip: SkipTest | None = None
+) -> Iterator[tuple[int, Any]]:
+    """(1-based line number, decoded JSON value) for every readable line of a JSONL file.
+
+    `skip`, when given, sees each complete line's raw bytes first; a reason it returns counts the
+    line under that reason (or as a duplicate) without decoding it: a reader uses it to pass over
+    bulky bookkeeping records it recognises by their opening bytes.
+    """
     with path.open("rb") as handle:
+        readline = handle.readline
         number = 0
         while True:
-            line = handle.readline(max_line + 1)
+            line = readline(max_line + 1)
             if not line:
                 return
             number += 1
-            if len(line) > max_line and not line.endswith(b"\n"):
+            complete = line[-1:] == b"\n"
+            if len(line) > max_line and not complete:
                 stats.oversized += 1
                 while True:  # skip the rest of the long line without holding it
-                    rest = handle.readline(_SKIP_CHUNK)
+                    rest = readline(_SKIP_CHUNK)
                     if not rest or rest.endswith(b"\n"):
                         break
                 continue
-            if not line.strip():
+            if len(line) < 4 and not line.strip():
                 continue
+            if skip is not None and complete:
+                reason = skip(line)
+                if reason is not None:
+                    stats.lines += 1
+                    if reason == DUPLICATE:
+                        stats.duplicates += 1
+                    else:
+                        stats.skipped[reason] += 1
+                    continue
             stats.lines += 1
+            if number == 1 and line.startswith(_BOM):
+                line = line[3:]
             try:
-                value = json.loads(line)
+                text = line.decode()
+                line = b""  # hold a long line once at a time: bytes, then text, then value
+                value = _DECODE(text)
+                text = ""
             except UnicodeDecodeError:
                 stats.invalid_utf8 += 1
                 continue
+            except RecursionError:  # nesting deeper than the decoder follows
+                stats.malformed += 1
+                continue
             except ValueError:
-                if line.endswith(b"\n"):
+                if complete:
                     stats.malformed += 1
                 else:
                     stats.truncated_tail = True

@@ -82,10 +82,12 @@ class ReadStats:
         self.truncated_tail = False  # the last line ended mid-record (a live file being written)
         self.duplicates = 0  # records already seen (replayed history, event/response pairs)
         self.unknown: Counter[str] = Counter()  # record types this reader does not know, by type
+        self.skipped: Counter[str] = Counter()  # known records that hold no turn (progress, token counts), by type
 
     def as_json(self) -> dict[str, object]:
         return {
             "records": self.lines, "malformed": self.malformed, "invalid_utf8": self.invalid_utf8,
             "oversized": self.oversized, "truncated_tail": self.truncated_tail, "duplicates": self.duplicates,
             "unknown_types": dict(sorted(self.unknown.items())),
+            "skipped_types": dict(sorted(self.skipped.items())),
         }  # fmt: skip

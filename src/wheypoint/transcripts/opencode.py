@@ -67,7 +67,7 @@ HARNESS = "opencode"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT = 0.5  # seconds to wait on a locked database before counting it and giving up
 MAX_SESSION_FILE = 1 << 20  # a legacy session file is metadata; anything bigger is not one
-# Part types that carry nothing a reader quotes: skipped, and counted by type in stats.unknown.
+# Part types that carry nothing a reader quotes: skipped, and counted by type in stats.skipped.
 SKIPPED_PARTS = frozenset(("file", "step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry"))
 # The text OpenCode stores as the user message of a `!` shell command; the command itself is the
 # `bash` tool part of the assistant message that follows.
@@ -276,7 +276,7 @@ class _Reader:
             text = f"[compaction: {mode}{', overflow' if part.get('overflow') else ''}]"
             return (Turn(pid, SYSTEM, iso_ms(message.created), text, position, self.agent),)
         if isinstance(kind, str):
-            self.stats.unknown[kind] += 1  # SKIPPED_PARTS and types newer than this reader
+            (self.stats.skipped if kind in SKIPPED_PARTS else self.stats.unknown)[kind] += 1
         else:
             self.stats.malformed += 1
         return ()
