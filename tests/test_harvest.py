@@ -43,3 +43,15 @@ def test_harvest_reads_the_agents_messages_only() -> None:
     ]
     found = harvest(turns)
     assert [(t.turn_id, t.text) for t in found] == [("a1", "switch to SQLite")]
+
+
+def test_recent_ids_stay_bounded() -> None:
+    from wheypoint.transcripts.model import RecentCounts, RecentIds
+
+    ids = RecentIds(limit=3)
+    for item in "abcd":
+        ids.add(item)
+    assert "a" not in ids and all(x in ids for x in "bcd")
+    counts = RecentCounts(limit=2)
+    counts["x"], counts["y"], counts["z"] = 1, 2, 3
+    assert (counts.get("x"), counts.get("z")) == (0, 3)

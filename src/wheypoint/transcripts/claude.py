@@ -65,11 +65,26 @@ from wheypoint.transcripts.model import (
     TOOL_CALL,
     TOOL_RESULT,
     ReadStats,
+    RecentCounts,
+    RecentIds,
     SessionInfo,
     Turn,
 )
 
 HARNESS = "claude-code"
+
+_PROGRESS = b'"type":"progress"'
+
+
+def _progress_line(line: bytes) -> str | None:
+    """A progress line, told from its raw bytes so it is never decoded (they are a third of a session's bytes).
+
+    Exact, not a guess: inside a JSON string every `"` is escaped, so these bytes can only be a `type`
+    key of some object; with no `{` before them but the line's first, that object is the record itself.
+    """
+    at = line.find(_PROGRESS, 0, 2048)
+    return "progress" if at > 0 and line.find(b"{", 1, at) < 0 else None
+
 
 # Known record types that never hold a turn: titles (`summary` lines are NOT compaction), links, snapshots.
 _NO_TURN_TYPES = frozenset({
@@ -155,8 +170,8 @@ class _Reader:
 
     def __init__(self, stats: ReadStats) -> None:
         self.stats = stats
-        self.seen: set[str] = set()
-        self.blocks: dict[str, int] = {}
+        self.seen = RecentIds()  # bounded: see RecentIds
+        self.blocks = RecentCounts()
         self.session_id: str | None = None
 
     def read(self, path: Path, agent: str | None = None, source: str | None = None) -> Iterator[Turn]:
@@ -170,7 +185,7 @@ class _Reader:
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory", str(path))
         progress = 0  # the commonest skipped type, counted locally and added to stats at the end
-        for number, rec in read_jsonl(path, stats):
+        for number, rec in read_jsonl(path, stats, skip=_progress_line):
             if rec.__class__ is not dict:
                 stats.malformed += 1
                 continue

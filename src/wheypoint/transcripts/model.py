@@ -91,3 +91,47 @@ class ReadStats:
             "unknown_types": dict(sorted(self.unknown.items())),
             "skipped_types": dict(sorted(self.skipped.items())),
         }  # fmt: skip
+
+
+class RecentIds:
+    """The ids seen lately, for de-duplication in bounded memory: the oldest are forgotten past `limit`.
+
+    A whole-file set would grow with the transcript (about 130 bytes an id) and break the promise
+    that reading holds bounded memory whatever the file's size. Agents repeat a record close to where
+    it first appeared (a rewritten message, a replayed response), so a window of recent ids finds the
+    repeats that happen; one farther back than `limit` records would be yielded again.
+    """
+
+    __slots__ = ("_ids", "limit")
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self._ids: dict[str, None] = {}
+        self.limit = limit
+
+    def __contains__(self, item: str) -> bool:
+        return item in self._ids
+
+    def add(self, item: str) -> None:
+        ids = self._ids
+        ids[item] = None
+        if len(ids) > self.limit:
+            del ids[next(iter(ids))]
+
+
+class RecentCounts:
+    """A bounded counter per key (blocks per message id), forgetting the oldest keys past `limit`."""
+
+    __slots__ = ("_counts", "limit")
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self._counts: dict[str, int] = {}
+        self.limit = limit
+
+    def get(self, key: str, default: int = 0) -> int:
+        return self._counts.get(key, default)
+
+    def __setitem__(self, key: str, value: int) -> None:
+        counts = self._counts
+        counts[key] = value
+        if len(counts) > self.limit:
+            del counts[next(iter(counts))]
