@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted((ROOT / "src" / "wheypoint").glob("*.py"))
+SOURCES = sorted((ROOT / "src" / "wheypoint").rglob("*.py"))
 
 
 def _tool(name: str) -> str:
@@ -49,7 +49,8 @@ def test_no_module_is_much_over_500_lines(path: Path) -> None:
 
 
 def test_sql_stays_inside_the_store() -> None:
-    allowed = {"sqlite_store.py", "migrations.py"}
+    # opencode.py reads OpenCode's own database (a transcript), never wheypoint's store.
+    allowed = {"sqlite_store.py", "migrations.py", "opencode.py"}
     for path in SOURCES:
         if path.name in allowed:
             continue

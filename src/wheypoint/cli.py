@@ -26,6 +26,12 @@ USAGE = """usage: wheypoint <command> [arguments]
   harvest                                                          the agent's <!-- ckpt --> trailers
   snapshot --stream NAME [--summary T|--summary-file F] [--meat TURN --type T [--weight W]]...
                                                                    write CHECKPOINT-<stream>-llm.md
+  resolve <note path|work-id|slug> [--project K] [--workspace-root D]
+                                                                   find one handoff and check it
+  list [--scope project|machine] [--grep T]... [--status S]... [--next M]... [--project P]...
+       [--entry-kind K]... [--entry-state S]... [--owner W]... [--gated|--no-gated] [--edge-kind K]...
+       [--linked-to REF]... [--forked-from WORK]... [--since TIME] [--limit N]
+                                                                   find works (repeats OR, flags AND)
   schema checkpoint-intent|wheypoint-record|wheypoint-revision     a JSON Schema
   demo [--keep]                                                    a worked example in a scratch repo
 
@@ -44,8 +50,16 @@ _SPECS: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
     "demo": ((), frozenset(), frozenset({"--keep"})),
     "turns": ((), _TRANSCRIPT | {"--since", "--limit", "--format"}, frozenset({"--all", "--latest"})),
     "harvest": ((), _TRANSCRIPT | {"--format"}, frozenset({"--latest"})),
+    "list": ((), frozenset({"--scope", "--since", "--limit", "--format"}), frozenset({"--gated", "--no-gated"})),
+    "resolve": (("ref",), frozenset({"--project", "--workspace-root", "--format"}), frozenset()),
 }
-_REPEATABLE = {"turns": frozenset({"--kind"})}
+_REPEATABLE = {
+    "turns": frozenset({"--kind"}),
+    "list": frozenset({
+        "--grep", "--status", "--next", "--project", "--entry-kind", "--entry-state", "--edge-kind", "--linked-to",
+        "--forked-from", "--owner",
+    }),
+}  # fmt: skip
 
 
 def parse_command(argv: list[str]) -> tuple[str, dict[str, Any]]:
@@ -138,6 +152,20 @@ def _run(argv: list[str]) -> int:
         return run_demo(keep=args["keep"])
     if command in ("turns", "harvest"):
         return _transcript_command(command, args)
+    if command == "resolve":
+        from wheypoint.resolving import resolve
+
+        reply = resolve(Context(project=args["project"]), args["ref"], args["workspace_root"])
+        _emit({"ok": True, "command": "resolve", **reply}, "resolution", args["format"])
+        return 0
+    if command == "list":
+        from wheypoint.listing import list_works
+
+        if args["gated"] and args["no_gated"]:
+            raise usage("--gated and --no-gated exclude each other")
+        args["gated"] = True if args["gated"] else False if args["no_gated"] else None
+        _emit({"ok": True, "command": "list", **list_works(Context(), args)}, "listing", args["format"])
+        return 0
     from wheypoint import service
 
     ctx = Context(project=args["project"])

@@ -127,3 +127,27 @@ def m003_full_text(conn: sqlite3.Connection) -> None:
         conn.execute(
             "CREATE TABLE search (work_id TEXT NOT NULL, orientation TEXT, notes TEXT, entries TEXT, context TEXT)"
         )
+
+
+def trigram_available(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.trigram_probe USING fts5(x, tokenize='trigram')")
+        conn.execute("DROP TABLE temp.trigram_probe")
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+@migration
+def m004_slug_substrings(conn: sqlite3.Connection) -> None:
+    """An index for finding works by any part of their slug (resolve's substring step).
+
+    A trigram FTS5 table answers `slug contains x` (x of 3+ characters) from an index instead of a scan
+    of every work; its rows share the rowid of their works row. Without trigram support the table is
+    plain, and lookups fall back to a scan.
+    """
+    if trigram_available(conn):
+        conn.execute("CREATE VIRTUAL TABLE slug_index USING fts5(slug, tokenize='trigram')")
+    else:
+        conn.execute("CREATE TABLE slug_index (slug TEXT NOT NULL)")
+    conn.execute("INSERT INTO slug_index (rowid, slug) SELECT rowid, slug FROM works")

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 # URL (`://` before it) and not part of a longer word.
 LINE_REF = re.compile(r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?(?![\w@:/-])")
 
+# The pinned form, `path:line@<sha>`, that pin_text writes.
+PINNED_REF = re.compile(r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+):\d+(?:-\d+)?@([0-9a-f]{7,40})\b")
+
 REF_KINDS = ("url", "xdg", "wheypoint", "absolute", "relative")
 
 
@@ -36,6 +39,11 @@ def pin_text(text: str, pins: Mapping[str, str]) -> str:
     if not pins:
         return text
     return LINE_REF.sub(lambda m: pins.get(m.group(0), m.group(0)), text)
+
+
+def pinned_refs(text: str) -> list[tuple[str, str]]:
+    """(path, commit) of every pinned path:line@sha in a text."""
+    return [(m.group(1), m.group(2)) for m in PINNED_REF.finditer(text)]
 
 
 def ref_kind(ref: str) -> str:

@@ -24,10 +24,10 @@ from typing import Any
 from wheypoint.derived import GATING_KINDS
 from wheypoint.errors import Refusal
 from wheypoint.migrations import MIGRATIONS
-from wheypoint.store import Build, Committed, WorkRef
+from wheypoint.sqlite_queries import WORK_COLUMNS, like_escaped, list_sql
+from wheypoint.store import Build, Committed, ListedWork, WorkQuery, WorkRef
 
 BUSY_TIMEOUT_MS = 15000
-_WORK_COLUMNS = "work_id, project_key, slug, head_revision_id, head_number, status, updated_at"
 
 
 def _dumps(value: Any) -> str:
@@ -120,7 +120,7 @@ class SqliteStore:
         return row
 
     def _work(self, where: str, args: tuple[Any, ...]) -> WorkRef | None:
-        row = self._one(f"SELECT {_WORK_COLUMNS} FROM works WHERE {where}", args)
+        row = self._one(f"SELECT {WORK_COLUMNS} FROM works w WHERE {where}", args)
         return WorkRef(*row) if row else None
 
     def work(self, work_id: str) -> WorkRef | None:
@@ -131,6 +131,57 @@ class SqliteStore:
 
     def work_of_revision(self, revision_id: str) -> WorkRef | None:
         return self._work("work_id = (SELECT work_id FROM revisions WHERE revision_id = ?)", (revision_id,))
+
+    def _virtual(self, table: str) -> bool:
+        """Whether a table is an FTS5 index here (it is a plain table where FTS5 or trigram was missing)."""
+        row = self._one("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
+        return bool(row and "fts5" in str(row[0]).lower())
+
+    def _works(self, sql: str, args: tuple[Any, ...]) -> list[WorkRef]:
+        if self._conn is None:
+            return []
+        try:
+            return [WorkRef(*row) for row in self._conn.execute(sql, args).fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise Refusal("storage-error", f"the store at {self.path} cannot be read: {exc}") from None
+
+    def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
+        if project_key is not None:
+            found = self.work_by_slug(project_key, slug)
+            return [found] if found else []
+        return self._works(f"SELECT {WORK_COLUMNS} FROM works w WHERE slug = ? ORDER BY updated_at DESC", (slug,))
+
+    def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        # A range on the slug index: every slug that starts with prefix sorts in [prefix, prefix + U+10FFFF).
+        scope, args = ("project_key = ? AND ", (project_key,)) if project_key is not None else ("", ())
+        return self._works(
+            f"SELECT {WORK_COLUMNS} FROM works w WHERE {scope}slug >= ? AND slug < ? ORDER BY slug LIMIT ?",
+            (*args, prefix, prefix + "\U0010ffff", limit),
+        )
+
+    def works_with_slug_part(self, part: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        scope, args = (" AND w.project_key = ?", (project_key,)) if project_key is not None else ("", ())
+        if len(part) >= 3 and self._virtual("slug_index"):
+            phrase = '"' + part.replace('"', '""') + '"'
+            return self._works(
+                f"SELECT {WORK_COLUMNS} FROM slug_index i JOIN works w ON w.rowid = i.rowid "
+                f"WHERE slug_index MATCH ?{scope} ORDER BY w.slug LIMIT ?",
+                (phrase, *args, limit),
+            )
+        pattern = "%" + like_escaped(part) + "%"
+        return self._works(
+            f"SELECT {WORK_COLUMNS} FROM works w WHERE w.slug LIKE ? ESCAPE '\\'{scope} ORDER BY w.slug LIMIT ?",
+            (pattern, *args, limit),
+        )
+
+    def list_works(self, query: WorkQuery) -> list[ListedWork]:
+        if self._conn is None:
+            return []
+        sql, args = list_sql(query, fts=self._virtual("search"))
+        try:
+            return [ListedWork(*row) for row in self._conn.execute(sql, args).fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise Refusal("storage-error", f"the store at {self.path} cannot be read: {exc}") from None
 
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         if revision_id is None:
@@ -243,6 +294,8 @@ class SqliteStore:
         # scan the whole table on every checkpoint; by rowid it is a keyed delete.
         (rowid,) = conn.execute("SELECT rowid FROM works WHERE work_id = ?", (work_id,)).fetchone()
         conn.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
+        if record["revision_number"] == 1:  # a slug never changes: index it once, at the work's first revision
+            conn.execute("INSERT INTO slug_index (rowid, slug) VALUES (?, ?)", (rowid, record["slug"]))
         conn.executemany(
             "INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
             [

@@ -45,6 +45,39 @@ class Committed(NamedTuple):
     warnings: list[Any]
 
 
+class WorkQuery(NamedTuple):
+    """What `list` filters on. Values of one field are ORed; different fields are ANDed."""
+
+    projects: tuple[str, ...] = ()
+    grep: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()  # "ok", "gated", or an exact status line
+    nexts: tuple[str, ...] = ()
+    entry_kinds: tuple[str, ...] = ()
+    entry_states: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    gated: bool | None = None
+    edge_kinds: tuple[str, ...] = ()
+    linked_to: tuple[str, ...] = ()
+    forked_from: tuple[str, ...] = ()
+    since: str | None = None
+    limit: int = 50
+
+
+class ListedWork(NamedTuple):
+    """A row of `list`: the work's facts and its head's one-line summary."""
+
+    work_id: str
+    project_key: str
+    slug: str
+    head_revision_id: str
+    head_number: int
+    status: str
+    updated_at: str
+    next_move: str | None
+    orientation: str
+    created_at: str
+
+
 Build = Callable[[dict[str, Any] | None], "Outcome"]
 
 
@@ -65,6 +98,18 @@ class Store(Protocol):
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""
+
+    def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
+        """Works whose slug is exactly this, in one project or (None) on the whole machine."""
+
+    def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        """Works whose slug starts with `prefix`, at most `limit` (read limit + 1 to tell 'several')."""
+
+    def works_with_slug_part(self, part: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        """Works whose slug contains `part`, at most `limit`."""
+
+    def list_works(self, query: WorkQuery) -> list[ListedWork]:
+        """The works a list query selects, best first."""
 
     def commit(self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build) -> Committed:
         """Run `build` on the head and store its outcome, under the contract above."""

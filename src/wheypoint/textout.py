@@ -71,3 +71,24 @@ def harvest(reply: dict[str, Any]) -> str:
 
 def snapshot(reply: dict[str, Any]) -> str:
     return str(reply["report"])
+
+
+def listing(reply: dict[str, Any]) -> str:
+    fallback = "  (scope-fallback: machine)" if reply.get("scope_fallback") else ""
+    lines = [f"{reply['count']} works, scope {reply['scope']}{fallback}"]
+    for w in reply["works"]:
+        lines.append(f"{w['slug'][:32]:32}  {w['status'][:28]:28}  {(w['next'] or '-'):10}  r{w['revision_number']:<3} "
+                     f"{w['updated_at']}  {w['project']}")  # fmt: skip
+        lines.append(f"    {' '.join(w['orientation'].split())[:100]}")
+    return "\n".join(lines)
+
+
+def resolution(reply: dict[str, Any]) -> str:
+    head = f"{reply['outcome']}{' (dispatchable)' if reply['dispatchable'] else ''}: {reply['ref']}"
+    lines = [head]
+    if reply.get("work_id"):
+        lines.append(f"  {reply['work_id']} r{reply.get('revision_number', '?')} {reply.get('status', '')}")
+    lines += [f"  candidate {c['slug']} ({c['work_id']}, {c['project']})" for c in reply.get("candidates", [])]
+    lines += [f"  did you mean {s}?" for s in reply.get("suggestions", [])]
+    lines += [f"  [{f['severity']}] {f['code']}: {f['detail']}" for f in reply.get("findings", [])]
+    return "\n".join(lines)

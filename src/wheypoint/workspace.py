@@ -73,7 +73,7 @@ class Checkout(NamedTuple):
         main = self.common_dir.parent if self.common_dir.name == ".git" else self.toplevel
         return from_remote or normalise_key(main.name)
 
-    def git(self, *args: str, stdin: str | None = None) -> str | None:
+    def git(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0, 1)) -> str | None:
         import subprocess  # only writes with references to classify need git itself
 
         try:
@@ -83,7 +83,7 @@ class Checkout(NamedTuple):
             )  # fmt: skip
         except (OSError, subprocess.SubprocessError):
             return None
-        return done.stdout if done.returncode in (0, 1) else None
+        return done.stdout if done.returncode in ok else None
 
     def tracked_at_head(self, paths: list[str]) -> set[str]:
         """Which of these repository-relative paths are files in the HEAD commit."""
@@ -97,6 +97,28 @@ class Checkout(NamedTuple):
         if not paths:
             return set()
         out = self.git("check-ignore", "--stdin", "-z", "--no-index", stdin="\0".join(paths) + "\0")
+        return {p for p in out.split("\0") if p} if out else set()
+
+    def missing_objects(self, shas: list[str]) -> set[str]:
+        """Which of these commit ids the repository no longer has (rewritten away, or never fetched)."""
+        if not shas:
+            return set()
+        out = self.git("cat-file", "--batch-check", stdin="".join(f"{sha}^{{commit}}\n" for sha in shas))
+        if out is None:
+            return set()
+        lines = out.splitlines()
+        return {sha for sha, line in zip(shas, lines, strict=False) if line.endswith("missing")}
+
+    def commits_since(self, sha: str) -> int | None:
+        """How many commits HEAD has that `sha` lacks; None when `sha` is not an ancestor of HEAD."""
+        if self.git("merge-base", "--is-ancestor", sha, "HEAD", ok=(0,)) is None:
+            return None
+        count = self.git("rev-list", "--count", f"{sha}..HEAD")
+        return int(count.strip()) if count and count.strip().isdigit() else None
+
+    def changed_since(self, sha: str, paths: list[str]) -> set[str]:
+        """Which of these paths differ between `sha` and the working tree."""
+        out = self.git("diff", "--name-only", "-z", sha, "--", *paths) if paths else None
         return {p for p in out.split("\0") if p} if out else set()
 
     def contains(self, path: Path) -> bool:

@@ -1,4 +1,4 @@
-"""Gemini CLI sessions: the older single-JSON files and the newer append-only JSONL files under ~/.gemini/tmp.
+"""Gemini CLI session files on disk: finding and describing them under ~/.gemini/tmp, and reading one.
 
 Layout. `$GEMINI_CLI_HOME` (else `$HOME`) `/.gemini/tmp/<project>/chats/session-<YYYY-MM-DDTHH-MM>-<id8>.json[l]`.
 `<project>` is the SHA-256 hex of the project root in older builds (16 hex characters in some), a short slug in
@@ -7,20 +7,9 @@ roots to slugs. The folder name is never decoded: the cwd comes from `.project_r
 hashing the roots `projects.json` lists and comparing with the folder name or the session's `projectHash`.
 Subagent sessions live in `chats/<parent sessionId>/<sessionId>.jsonl`; they are read after the main file.
 
-JSONL records: a metadata record {sessionId, projectHash, startTime, lastUpdated, kind, ...}; one record per
-message, {id, timestamp, type, content, displayContent?, ...}; a message is rewritten in full, with the same id,
-when it gains tokens or tool-call results (only ever the latest message); `{"$set": {...}}` updates the session's
-metadata (lastUpdated, summary, directories) and may carry a whole replacement `messages` list (history sync after
-compression or masking); `{"$rewindTo": id}` drops that message and all later ones from the visible history.
-
-Choices. Rewound messages are still yielded: the person typed those words, and wheypoint keeps evidence, not the
-agent's current view. A rewritten message is yielded once, with its final content, at the line where it first
-appeared; since only the latest message is ever rewritten, one message of look-ahead is enough. Memory: that one
-record plus the recent message ids (a bounded window, needed to de-duplicate `$set.messages`).
-Messages of a `$set.messages` list whose ids were already seen are counted as duplicates; new ids there (the
-compression summary and its acknowledgement) are yielded at that record's line. A single-JSON file cannot be
-streamed with the stdlib: it is loaded whole up to MAX_JSON_BYTES, and a larger one is counted in stats.oversized
-and yields nothing.
+Two forms: the older single-JSON files and the newer append-only JSONL files. What their records mean, and which
+turns they yield, is `gemini_turns`. A single-JSON file cannot be streamed with the stdlib: it is loaded whole up
+to MAX_JSON_BYTES, and a larger one is counted in stats.oversized and yields nothing.
 """
 
 from __future__ import annotations
@@ -33,22 +22,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from wheypoint.transcripts.lines import read_jsonl
-from wheypoint.transcripts.model import (
-    ASSISTANT,
-    COMPACTION_SUMMARY,
-    PROMPT,
-    SHELL_INPUT,
-    SLASH_COMMAND,
-    SYSTEM,
-    THINKING,
-    TOOL_CALL,
-    TOOL_RESULT,
-    ReadStats,
-    RecentIds,
-    SessionInfo,
-    Turn,
-)
+from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
+from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo, Turn
 
 HARNESS = "gemini"
 
@@ -57,172 +32,9 @@ MAX_JSON_BYTES = 10 * 1024 * 1024
 _HEAD_BYTES = 1 << 20  # how much of a file `describe` reads from either end
 _SMALL_JSON = 2 * 1024 * 1024  # single-JSON files up to this size are parsed whole by `describe`
 _MAX_SMALL_FILE = 1 << 20  # .project_root and projects.json are read only up to this size
-_SYSTEM_TYPES = frozenset(("info", "error", "warning"))
 _MESSAGE_TYPES = frozenset(("user", "gemini", "info", "error", "warning"))
-_MARKS = frozenset("/!<")  # the first characters that can make a user message something other than a prompt
-_PLAIN_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/!<")
-
-
-def _encoder() -> Any:
-    """Compact-ish JSON for tool arguments; the C encoder is built once (json.dumps builds one per call)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    plain = json.JSONEncoder(ensure_ascii=False)
-    if make is None:
-        return plain.encode
-    strings = json.encoder.encode_basestring
-    fast = make(None, plain.default, strings, None, ": ", ", ", False, False, True)
-
-    def encode(value: Any) -> str:
-        if type(value) is dict or type(value) is list:
-            try:
-                return "".join(fast(value, 0))
-            except (TypeError, ValueError):
-                pass
-        return plain.encode(value)
-
-    return encode
-
-
-_encode = _encoder()
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
 _HEX = re.compile(r"[0-9a-f]{16}|[0-9a-f]{64}")
-
-
-# ---------------------------------------------------------------- classification
-
-
-def _text(content: Any) -> str | None:
-    """The text of a message's content: a string, or the concatenated text parts of a part list."""
-    if type(content) is str:
-        return content
-    if type(content) is list:
-        if len(content) == 1:
-            part = content[0]
-            text = part.get("text") if type(part) is dict else None
-            return text if type(text) is str else ""
-        return "".join(part["text"] for part in content if type(part) is dict and type(part.get("text")) is str)
-    if type(content) is dict and type(content.get("text")) is str:
-        return str(content["text"])
-    return None
-
-
-def user_kind(text: str) -> str:
-    """The kind of a user message, from what its text shows (Gemini CLI's own tests on the typed line)."""
-    head = text if text[:1] in _PLAIN_START else text[:256].lstrip()
-    if head[:1] not in _MARKS:
-        return PROMPT
-    if head.startswith("<state_snapshot>"):
-        return COMPACTION_SUMMARY  # the synthetic user turn that carries a compression summary
-    if head.startswith("/") and not head.startswith(("//", "/*")):
-        return SLASH_COMMAND
-    if head.startswith("!"):
-        return SHELL_INPUT
-    return PROMPT
-
-
-def _user_text(message: dict[str, Any]) -> str | None:
-    """What the person typed: displayContent when the CLI stored one (content then holds expansions), else content."""
-    display = message.get("displayContent")
-    if display is not None:
-        text = _text(display)
-        if text:
-            return text
-    return _text(message.get("content"))
-
-
-def _result_text(call: dict[str, Any]) -> str | None:
-    """The output a tool call returned to the model (functionResponse output or error), else its display string."""
-    result = call.get("result")
-    parts = result if type(result) is list else [result] if type(result) is dict else []
-    pieces: list[str] = []
-    for part in parts:
-        if type(part) is not dict:
-            continue
-        if type(part.get("text")) is str:
-            pieces.append(part["text"])
-            continue
-        reply = part.get("functionResponse")
-        if type(reply) is not dict:
-            continue
-        response = reply.get("response")
-        if type(response) is dict:
-            for key in ("output", "error"):
-                if type(response.get(key)) is str:
-                    pieces.append(response[key])
-                    break
-            else:
-                pieces.append(json.dumps(response, ensure_ascii=False))
-        elif type(response) is str:
-            pieces.append(response)
-    if pieces:
-        return "".join(pieces)
-    if type(result) is str:
-        return result
-    display = call.get("resultDisplay")
-    return display if type(display) is str else None
-
-
-def _message_turns(message: dict[str, Any], position: int, stats: ReadStats, agent: str | None,
-                   source: str | None) -> list[Turn]:  # fmt: skip
-    """The turns of one message record; the first keeps the message id, the next ones get `#2`, `#3`, ..."""
-    mid: str = message["id"]
-    kind = message.get("type")
-    timestamp = message.get("timestamp")
-    if type(timestamp) is not str:
-        timestamp = None
-    if kind == "user":
-        text = _user_text(message)
-        if text is None:
-            stats.malformed += 1
-            return []
-        return [Turn(mid, user_kind(text), timestamp, text, position, agent, source)] if text else []
-    if kind == "gemini":
-        return _gemini_turns(message, mid, timestamp, position, agent, source)
-    if kind in _SYSTEM_TYPES:
-        text = _text(message.get("content"))
-        if text is None:
-            stats.malformed += 1
-            return []
-        return [Turn(mid, SYSTEM, timestamp, text, position, agent, source)] if text else []
-    stats.unknown[f"message:{kind}"] += 1
-    return []
-
-
-def _gemini_turns(message: dict[str, Any], mid: str, timestamp: str | None, position: int, agent: str | None,
-                  source: str | None) -> list[Turn]:  # fmt: skip
-    """Thoughts (thinking), then the text (assistant), then each tool call and its result."""
-    made: list[Turn] = []
-    thoughts = message.get("thoughts")
-    if thoughts and type(thoughts) is list:
-        for thought in thoughts:
-            if type(thought) is dict:
-                pieces = [value for value in (thought.get("subject"), thought.get("description"))
-                          if value and type(value) is str]  # fmt: skip
-                if pieces:
-                    when = thought.get("timestamp")
-                    made.append(Turn(f"{mid}#{len(made) + 1}" if made else mid, THINKING,
-                                     when if type(when) is str else timestamp, "\n\n".join(pieces), position,
-                                     agent, source))  # fmt: skip
-    content = message.get("content")
-    text = content if type(content) is str else _text(content)
-    if text:
-        made.append(Turn(f"{mid}#{len(made) + 1}" if made else mid, ASSISTANT, timestamp, text, position, agent,
-                         source))  # fmt: skip
-    calls = message.get("toolCalls")
-    if calls and type(calls) is list:
-        for call in calls:
-            if type(call) is dict:
-                name = call.get("name")
-                when = call.get("timestamp")
-                if type(when) is not str:
-                    when = timestamp
-                body = f"{name if type(name) is str else '?'} {_encode(call.get('args'))}"
-                made.append(Turn(f"{mid}#{len(made) + 1}" if made else mid, TOOL_CALL, when, body, position, agent,
-                                 source))  # fmt: skip
-                output = _result_text(call)
-                if output is not None:
-                    made.append(Turn(f"{mid}#{len(made) + 1}", TOOL_RESULT, when, output, position, agent, source))
-    return made
 
 
 # ---------------------------------------------------------------- reading
@@ -240,64 +52,6 @@ def _looks_legacy(path: Path) -> bool:
         return type(json.loads(first)) is not dict
     except ValueError:
         return True
-
-
-def _read_jsonl(path: Path, stats: ReadStats, agent: str | None, source: str | None,
-                found: list[str]) -> Iterator[Turn]:  # fmt: skip
-    seen = RecentIds()  # the ids seen lately: bounded memory whatever the file's size
-    pending: dict[str, Any] | None = None  # the latest message, held until a later message shows it is final
-    pending_id = None
-    pending_at = 0
-    for number, record in read_jsonl(path, stats):
-        if type(record) is not dict:
-            stats.malformed += 1
-            continue
-        mid = record.get("id")
-        if mid is not None and type(mid) is str:
-            if mid == pending_id:
-                pending = record  # the same message rewritten: keep the newest content, the first position
-                stats.duplicates += 1
-            elif mid in seen:
-                stats.duplicates += 1
-            else:
-                if pending is not None:
-                    yield from _message_turns(pending, pending_at, stats, agent, source)
-                seen.add(mid)
-                pending, pending_id, pending_at = record, mid, number
-            continue
-        update = record.get("$set")
-        if update is None:
-            if "$rewindTo" in record:
-                continue  # the rewound messages stay: they are what was typed and said
-            if type(record.get("sessionId")) is not str:
-                kind = record.get("type")
-                stats.unknown[kind if type(kind) is str else "record:" + ",".join(sorted(record)[:3])] += 1
-                continue
-            update = record  # a metadata record (first line, or rewritten when a session is resumed)
-        elif type(update) is not dict:
-            stats.malformed += 1
-            continue
-        if not found and type(update.get("sessionId")) is str:
-            found.append(update["sessionId"])
-        messages = update.get("messages")
-        if messages is None:
-            continue
-        if type(messages) is not list:
-            stats.malformed += 1
-            continue
-        if pending is not None:  # a whole replacement history: what it adds comes after the pending message
-            yield from _message_turns(pending, pending_at, stats, agent, source)
-            pending = pending_id = None
-        for message in messages:
-            if type(message) is not dict or type(message.get("id")) is not str:
-                stats.malformed += 1
-            elif message["id"] in seen:
-                stats.duplicates += 1
-            else:
-                seen.add(message["id"])
-                yield from _message_turns(message, number, stats, agent, source)
-    if pending is not None:
-        yield from _message_turns(pending, pending_at, stats, agent, source)
 
 
 def _read_legacy(path: Path, stats: ReadStats, agent: str | None, source: str | None,
@@ -320,7 +74,7 @@ def _read_legacy(path: Path, stats: ReadStats, agent: str | None, source: str | 
     except json.JSONDecodeError as error:
         if error.msg.startswith("Extra data"):  # JSONL content under a .json name
             del data
-            yield from _read_jsonl(path, stats, agent, source, found)
+            yield from jsonl_turns(path, stats, agent, source, found)
             return
         if error.pos >= len(data.rstrip()):
             stats.truncated_tail = True  # cut off while being rewritten
@@ -344,7 +98,7 @@ def _read_legacy(path: Path, stats: ReadStats, agent: str | None, source: str | 
             stats.duplicates += 1
             continue
         seen.add(message["id"])
-        yield from _message_turns(message, index, stats, agent, source)
+        yield from message_turns(message, index, stats, agent, source)
 
 
 def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> Iterator[Turn]:
@@ -355,7 +109,7 @@ def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> I
     path = Path(path)
     found: list[str] = []
     legacy = _looks_legacy(path)
-    reader = _read_legacy if legacy else _read_jsonl
+    reader = _read_legacy if legacy else jsonl_turns
     yield from reader(path, stats, None, None, found)
     if not found or not _SAFE_ID.fullmatch(found[0]) or path.parent.name == found[0]:
         return
@@ -366,7 +120,7 @@ def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> I
         return
     for child in children:
         try:
-            yield from _read_jsonl(child, stats, child.stem, str(child), [])
+            yield from jsonl_turns(child, stats, child.stem, str(child), [])
         except OSError:
             continue
 
@@ -509,7 +263,7 @@ def _jsonl_head(path: Path, size: int) -> tuple[dict[str, Any], list[Any], str |
                 meta["$midsession"] = True
             if type(record.get("id")) is str and record.get("type") == "user":
                 messages.append(record)
-                text = _user_text(record)
+                text = user_text(record)
                 if text and user_kind(text) == PROMPT:
                     break
         last: str | None = None
@@ -570,7 +324,7 @@ def _describe(path: Path, registry: dict[str, str] | None = None) -> tuple[Sessi
     first: str | None = None
     for message in messages:
         if type(message) is dict and message.get("type") == "user":
-            text = _user_text(message)
+            text = user_text(message)
             if text and user_kind(text) == PROMPT:
                 first = text
                 break

@@ -1,4 +1,4 @@
-"""OpenCode sessions: the SQLite database (`opencode.db`) and the older JSON file storage.
+"""OpenCode session storage: finding, describing and reading sessions in its SQLite database and older JSON files.
 
 OpenCode keeps its data under `$XDG_DATA_HOME/opencode` (default `~/.local/share/opencode`). Newer
 releases write one SQLite database there, `opencode.db` (`opencode-<channel>.db` for other release
@@ -15,23 +15,12 @@ and yields nothing more, it never raises. A session is streamed by one statement
 one snapshot and holds one row at a time; OpenCode runs the database in WAL mode, where this reader
 never blocks its writes.
 
-Kinds: a user text part is a `prompt` unless `synthetic` or `ignored` (then `meta`), and in a child
-session it is always `meta` (the parent agent wrote it); assistant text is `assistant`, or
-`compaction_summary` in an assistant message with `summary: true`; `reasoning` is `thinking`; a `tool`
-part is a `tool_call` (`<tool> <input as JSON>`) plus a `tool_result` when its state holds `output`
-(or `error`); after the synthetic marker user message of a `!` command, the next assistant message's
-`bash` call is `shell_input` (the command as typed) and its output `shell_output`; a `compaction` part
-is a `system` marker (`[compaction: auto]`, made here: the part holds no text). Other part types are
-skipped and counted by type in `ReadStats.unknown`; empty texts are skipped.
-
 A database holds many sessions, so `read_turns` needs the session id, except when the database holds
 exactly one top-level session; `describe` of a database likewise answers only in that case. A
 session's subagents are child sessions (`parent_id`); `sessions()` lists top-level sessions only, and
 reading a child session marks every turn with `agent` = that child session's id.
 
-Turns are parts, in message order (time created, then id) and part id order. The turn id is the part
-id (`<part id>#result` for a tool's result), and `position` is the 1-based index of the part among all
-the session's parts, skipped ones included, so both stay put as the session grows.
+Turns are parts, in message order and part order; `opencode_turns` says which turn each part yields.
 """
 
 from __future__ import annotations
@@ -40,68 +29,23 @@ import errno
 import json
 import os
 import sqlite3
-import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from wheypoint.transcripts.lines import MAX_LINE_BYTES
-from wheypoint.transcripts.model import (
-    ASSISTANT,
-    COMPACTION_SUMMARY,
-    META,
-    PROMPT,
-    SHELL_INPUT,
-    SHELL_OUTPUT,
-    SYSTEM,
-    THINKING,
-    TOOL_CALL,
-    TOOL_RESULT,
-    ReadStats,
-    SessionInfo,
-    Turn,
-)
+from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn
+from wheypoint.transcripts.opencode_turns import SKIPPED_PARTS as SKIPPED_PARTS
+from wheypoint.transcripts.opencode_turns import Message, TurnReader, first_prompt, iso_ms, message_of
 
 HARNESS = "opencode"
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT = 0.5  # seconds to wait on a locked database before counting it and giving up
 MAX_SESSION_FILE = 1 << 20  # a legacy session file is metadata; anything bigger is not one
-# Part types that carry nothing a reader quotes: skipped, and counted by type in stats.skipped.
-SKIPPED_PARTS = frozenset(("file", "step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry"))
-# The text OpenCode stores as the user message of a `!` shell command; the command itself is the
-# `bash` tool part of the assistant message that follows.
-SHELL_MARKER = "The following tool was executed by the user"
-
-
-class _Message(NamedTuple):
-    id: str
-    role: str | None  # None when the message record could not be read
-    summary: bool  # an assistant message holding a compaction summary
-    created: Any  # ms since the epoch, as stored
 
 
 # ---------------------------------------------------------------- small helpers
-
-
-_last_second: tuple[int, str] = (-1, "")  # the last second formatted: parts of one message share it
-
-
-def iso_ms(value: Any) -> str | None:
-    """Milliseconds since the epoch as ISO 8601 UTC with milliseconds (`2026-01-05T10:20:30.123Z`)."""
-    global _last_second
-    try:
-        if value.__class__ is not int:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                return None
-            value = int(value)  # NaN and infinities raise
-        seconds, millis = divmod(value, 1000)
-        cached = _last_second
-        if cached[0] != seconds:
-            cached = _last_second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
-    except (OverflowError, ValueError, OSError):
-        return None
-    return f"{cached[1]}.{millis:03d}Z"
 
 
 def data_dir(environ: Mapping[str, str]) -> Path | None:
@@ -189,128 +133,6 @@ def _json_names(folder: Path) -> list[Path]:
         return []
 
 
-def _message_of(mid: str, value: Any, fallback_created: Any, stats: ReadStats) -> _Message:
-    if not isinstance(value, dict):
-        stats.malformed += 1
-        return _Message(mid, None, False, fallback_created)
-    role = value.get("role")
-    if role not in ("user", "assistant"):
-        stats.unknown[f"role:{role}"] += 1
-        role = None
-    times = value.get("time")
-    created = times.get("created") if isinstance(times, dict) else None
-    summary = role == "assistant" and value.get("summary") is True
-    return _Message(mid, role, summary, created if created is not None else fallback_created)
-
-
-def _first_prompt(parts: Iterable[Any]) -> str | None:
-    for part in parts:
-        if (isinstance(part, dict) and part.get("type") == "text" and not part.get("synthetic")
-                and not part.get("ignored") and isinstance(part.get("text"), str) and part["text"]):  # fmt: skip
-            return str(part["text"])
-    return None
-
-
-# ---------------------------------------------------------------- classification
-
-
-class _Reader:
-    """Turns of one session, part by part; carries what one message tells about the next."""
-
-    __slots__ = ("agent", "position", "shell_pending", "stats")
-
-    def __init__(self, stats: ReadStats, agent: str | None) -> None:
-        self.stats = stats
-        self.agent = agent
-        self.position = 0
-        self.shell_pending = False  # the last user message was a `!` shell command's marker
-
-    def begin(self, message: _Message) -> bool:
-        """Start a message; whether it is the assistant's run of a `!` shell command."""
-        shell = self.shell_pending and message.role == "assistant"
-        self.shell_pending = False  # the marker applies to the next message only
-        return shell
-
-    def message(self, message: _Message, parts: Iterable[tuple[str, bool, Any]]) -> Iterator[Turn]:
-        """Turns of one message from its (part id, decoded, part value) in order."""
-        shell = self.begin(message)
-        for pid, ok, part in parts:
-            self.position += 1
-            if ok:
-                yield from self.part(message, pid, part, shell, self.position)
-
-    def part(self, message: _Message, pid: str, part: Any, shell: bool, position: int) -> tuple[Turn, ...]:
-        """The turns of one decoded part at `position` in the session."""
-        if part.__class__ is not dict:
-            self.stats.malformed += 1
-            return ()
-        kind = part.get("type")
-        if kind == "text" or kind == "reasoning":
-            text = part.get("text")
-            if text.__class__ is not str:
-                self.stats.malformed += 1
-                return ()
-            if kind == "reasoning":
-                turn_kind = THINKING
-            elif message.role == "user":
-                if part.get("synthetic") or part.get("ignored"):
-                    turn_kind = META
-                    if text == SHELL_MARKER:
-                        self.shell_pending = True
-                else:
-                    turn_kind = META if self.agent is not None else PROMPT  # a subagent's task is not typed
-            elif message.role == "assistant":
-                turn_kind = COMPACTION_SUMMARY if message.summary else ASSISTANT
-            else:
-                self.stats.malformed += 1  # text of a message whose role is unknown: not classifiable
-                return ()
-            if not text:
-                return ()
-            times = part.get("time")
-            at = (times.get("start") or message.created) if times.__class__ is dict else message.created
-            return (Turn(pid, turn_kind, iso_ms(at), text, position, self.agent),)
-        if kind == "tool":
-            return self.tool(message, pid, part, shell, position)
-        if kind == "compaction":
-            mode = "auto" if part.get("auto") else "manual"
-            text = f"[compaction: {mode}{', overflow' if part.get('overflow') else ''}]"
-            return (Turn(pid, SYSTEM, iso_ms(message.created), text, position, self.agent),)
-        if isinstance(kind, str):
-            (self.stats.skipped if kind in SKIPPED_PARTS else self.stats.unknown)[kind] += 1
-        else:
-            self.stats.malformed += 1
-        return ()
-
-    def tool(self, message: _Message, pid: str, part: dict[str, Any], shell: bool, position: int) -> tuple[Turn, ...]:
-        name = part.get("tool")
-        state = part.get("state")
-        if name.__class__ is not str or state.__class__ is not dict:
-            self.stats.malformed += 1
-            return ()
-        times = state.get("time")
-        times = times if isinstance(times, dict) else {}
-        params = state.get("input")
-        command = params.get("command") if isinstance(params, dict) else None
-        started = iso_ms(times.get("start", message.created))
-        if shell and name == "bash" and isinstance(command, str):
-            call = Turn(pid, SHELL_INPUT, started, command, position, self.agent)
-            result_kind = SHELL_OUTPUT
-        else:
-            call = Turn(pid, TOOL_CALL, started, f"{name} {json.dumps(params, ensure_ascii=False)}", position,
-                        self.agent)  # fmt: skip
-            result_kind = TOOL_RESULT
-        output = state.get("output")
-        if output is None and state.get("status") == "error":
-            output = state.get("error")
-        if output is None:
-            return (call,)  # pending or running: no result yet
-        if output.__class__ is not str:
-            self.stats.malformed += 1
-            return (call,)
-        ended = iso_ms(times.get("end", times.get("start", message.created)))
-        return call, Turn(f"{pid}#result", result_kind, ended, output, position, self.agent)
-
-
 # ---------------------------------------------------------------- the database layout
 
 
@@ -343,11 +165,11 @@ def _db_turns(path: Path, stats: ReadStats, session_id: str | None) -> Iterator[
                 if not rows:
                     raise FileNotFoundError(errno.ENOENT, f"no OpenCode session {session_id} in {path}")
             sid, parent = rows[0]
-            reader = _Reader(stats, sid if parent else None)
+            reader = TurnReader(stats, sid if parent else None)
             part_turns = reader.part
             loads = json.loads
             current: str | None = None
-            message = _Message("", None, False, None)
+            message = Message("", None, False, None)
             shell = False
             rows_read = position = 0
             try:
@@ -359,7 +181,7 @@ def _db_turns(path: Path, stats: ReadStats, session_id: str | None) -> Iterator[
                             value = loads(mdata)
                         except (TypeError, ValueError, RecursionError):
                             value = None
-                        message = _message_of(mid, value, created, stats)
+                        message = message_of(mid, value, created, stats)
                         shell = reader.begin(message)
                     if pid is None:
                         continue  # a message without parts
@@ -400,7 +222,7 @@ def _db_first_prompt(conn: sqlite3.Connection, sid: str) -> str | None:
                 parts.append(json.loads(raw))
             except (TypeError, ValueError, RecursionError):
                 continue
-        found = _first_prompt(parts)
+        found = first_prompt(parts)
         if found is not None:
             messages.close()
             return found
@@ -439,16 +261,16 @@ def _storage_of(session_file: Path) -> Path:
     return session_file.parent.parent.parent
 
 
-def _legacy_messages(storage: Path, sid: str, stats: ReadStats) -> list[_Message]:
+def _legacy_messages(storage: Path, sid: str, stats: ReadStats) -> list[Message]:
     """The session's message records (metadata only, small), in upstream order: time created, then id."""
     messages = []
     for file in _json_names(storage / "message" / sid):
         ok, value = _load_json(file, stats)
         mid = value["id"] if ok and isinstance(value, dict) and isinstance(value.get("id"), str) else file.stem
         if ok:
-            messages.append(_message_of(mid, value, None, stats))
+            messages.append(message_of(mid, value, None, stats))
         else:
-            messages.append(_Message(mid, None, False, None))
+            messages.append(Message(mid, None, False, None))
     messages.sort(key=lambda m: (m.created if isinstance(m.created, (int, float)) else 0, m.id))
     return messages
 
@@ -471,7 +293,7 @@ def _legacy_turns(path: Path, stats: ReadStats, session_id: str | None) -> Itera
         if not sid.startswith("ses_") and session_id is None:
             return  # neither the file nor the caller names a session
     storage = _storage_of(path)
-    reader = _Reader(stats, sid if parent else None)
+    reader = TurnReader(stats, sid if parent else None)
     for message in _legacy_messages(storage, sid, stats):
         yield from reader.message(message, _legacy_parts(storage, message.id, stats))
 
@@ -488,7 +310,7 @@ def _legacy_info(path: Path, session: Any) -> SessionInfo | None:
         ok, value = _load_json(file, None)
         if ok and isinstance(value, dict) and value.get("role") == "user":
             mid = value["id"] if isinstance(value.get("id"), str) else file.stem
-            first = _first_prompt(part for _, ok, part in _legacy_parts(storage, mid, None) if ok)
+            first = first_prompt(part for _, ok, part in _legacy_parts(storage, mid, None) if ok)
             if first is not None:
                 break
     directory = session.get("directory")

@@ -1,0 +1,265 @@
+"""How Gemini CLI's messages and JSONL records become turns: each message's kinds, rewrites, `$set` histories.
+
+JSONL records: a metadata record {sessionId, projectHash, startTime, lastUpdated, kind, ...}; one record per
+message, {id, timestamp, type, content, displayContent?, ...}; a message is rewritten in full, with the same id,
+when it gains tokens or tool-call results (only ever the latest message); `{"$set": {...}}` updates the session's
+metadata (lastUpdated, summary, directories) and may carry a whole replacement `messages` list (history sync after
+compression or masking); `{"$rewindTo": id}` drops that message and all later ones from the visible history.
+
+Choices. Rewound messages are still yielded: the person typed those words, and wheypoint keeps evidence, not the
+agent's current view. A rewritten message is yielded once, with its final content, at the line where it first
+appeared; since only the latest message is ever rewritten, one message of look-ahead is enough. Memory: that one
+record plus the recent message ids (a bounded window, needed to de-duplicate `$set.messages`).
+Messages of a `$set.messages` list whose ids were already seen are counted as duplicates; new ids there (the
+compression summary and its acknowledgement) are yielded at that record's line. Finding the files, and loading
+the single-JSON form, is `gemini`'s job.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from wheypoint.transcripts.lines import read_jsonl
+from wheypoint.transcripts.model import (
+    ASSISTANT,
+    COMPACTION_SUMMARY,
+    PROMPT,
+    SHELL_INPUT,
+    SLASH_COMMAND,
+    SYSTEM,
+    THINKING,
+    TOOL_CALL,
+    TOOL_RESULT,
+    ReadStats,
+    RecentIds,
+    Turn,
+)
+
+_SYSTEM_TYPES = frozenset(("info", "error", "warning"))
+_MARKS = frozenset("/!<")  # the first characters that can make a user message something other than a prompt
+_PLAIN_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/!<")
+
+
+def _encoder() -> Any:
+    """Compact-ish JSON for tool arguments; the C encoder is built once (json.dumps builds one per call)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    plain = json.JSONEncoder(ensure_ascii=False)
+    if make is None:
+        return plain.encode
+    strings = json.encoder.encode_basestring
+    fast = make(None, plain.default, strings, None, ": ", ", ", False, False, True)
+
+    def encode(value: Any) -> str:
+        if type(value) is dict or type(value) is list:
+            try:
+                return "".join(fast(value, 0))
+            except (TypeError, ValueError):
+                pass
+        return plain.encode(value)
+
+    return encode
+
+
+_encode = _encoder()
+
+
+# ---------------------------------------------------------------- classification
+
+
+def _text(content: Any) -> str | None:
+    """The text of a message's content: a string, or the concatenated text parts of a part list."""
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        if len(content) == 1:
+            part = content[0]
+            text = part.get("text") if type(part) is dict else None
+            return text if type(text) is str else ""
+        return "".join(part["text"] for part in content if type(part) is dict and type(part.get("text")) is str)
+    if type(content) is dict and type(content.get("text")) is str:
+        return str(content["text"])
+    return None
+
+
+def user_kind(text: str) -> str:
+    """The kind of a user message, from what its text shows (Gemini CLI's own tests on the typed line)."""
+    head = text if text[:1] in _PLAIN_START else text[:256].lstrip()
+    if head[:1] not in _MARKS:
+        return PROMPT
+    if head.startswith("<state_snapshot>"):
+        return COMPACTION_SUMMARY  # the synthetic user turn that carries a compression summary
+    if head.startswith("/") and not head.startswith(("//", "/*")):
+        return SLASH_COMMAND
+    if head.startswith("!"):
+        return SHELL_INPUT
+    return PROMPT
+
+
+def user_text(message: dict[str, Any]) -> str | None:
+    """What the person typed: displayContent when the CLI stored one (content then holds expansions), else content."""
+    display = message.get("displayContent")
+    if display is not None:
+        text = _text(display)
+        if text:
+            return text
+    return _text(message.get("content"))
+
+
+def _result_text(call: dict[str, Any]) -> str | None:
+    """The output a tool call returned to the model (functionResponse output or error), else its display string."""
+    result = call.get("result")
+    parts = result if type(result) is list else [result] if type(result) is dict else []
+    pieces: list[str] = []
+    for part in parts:
+        if type(part) is not dict:
+            continue
+        if type(part.get("text")) is str:
+            pieces.append(part["text"])
+            continue
+        reply = part.get("functionResponse")
+        if type(reply) is not dict:
+            continue
+        response = reply.get("response")
+        if type(response) is dict:
+            for key in ("output", "error"):
+                if type(response.get(key)) is str:
+                    pieces.append(response[key])
+                    break
+            else:
+                pieces.append(json.dumps(response, ensure_ascii=False))
+        elif type(response) is str:
+            pieces.append(response)
+    if pieces:
+        return "".join(pieces)
+    if type(result) is str:
+        return result
+    display = call.get("resultDisplay")
+    return display if type(display) is str else None
+
+
+def message_turns(message: dict[str, Any], position: int, stats: ReadStats, agent: str | None,
+                   source: str | None) -> list[Turn]:  # fmt: skip
+    """The turns of one message record; the first keeps the message id, the next ones get `#2`, `#3`, ..."""
+    mid: str = message["id"]
+    kind = message.get("type")
+    timestamp = message.get("timestamp")
+    if type(timestamp) is not str:
+        timestamp = None
+    if kind == "user":
+        text = user_text(message)
+        if text is None:
+            stats.malformed += 1
+            return []
+        return [Turn(mid, user_kind(text), timestamp, text, position, agent, source)] if text else []
+    if kind == "gemini":
+        return _gemini_turns(message, mid, timestamp, position, agent, source)
+    if kind in _SYSTEM_TYPES:
+        text = _text(message.get("content"))
+        if text is None:
+            stats.malformed += 1
+            return []
+        return [Turn(mid, SYSTEM, timestamp, text, position, agent, source)] if text else []
+    stats.unknown[f"message:{kind}"] += 1
+    return []
+
+
+def _gemini_turns(message: dict[str, Any], mid: str, timestamp: str | None, position: int, agent: str | None,
+                  source: str | None) -> list[Turn]:  # fmt: skip
+    """Thoughts (thinking), then the text (assistant), then each tool call and its result."""
+    made: list[Turn] = []
+    thoughts = message.get("thoughts")
+    if thoughts and type(thoughts) is list:
+        for thought in thoughts:
+            if type(thought) is dict:
+                pieces = [value for value in (thought.get("subject"), thought.get("description"))
+                          if value and type(value) is str]  # fmt: skip
+                if pieces:
+                    when = thought.get("timestamp")
+                    made.append(Turn(f"{mid}#{len(made) + 1}" if made else mid, THINKING,
+                                     when if type(when) is str else timestamp, "\n\n".join(pieces), position,
+                                     agent, source))  # fmt: skip
+    content = message.get("content")
+    text = content if type(content) is str else _text(content)
+    if text:
+        made.append(Turn(f"{mid}#{len(made) + 1}" if made else mid, ASSISTANT, timestamp, text, position, agent,
+                         source))  # fmt: skip
+    calls = message.get("toolCalls")
+    if calls and type(calls) is list:
+        for call in calls:
+            if type(call) is dict:
+                name = call.get("name")
+                when = call.get("timestamp")
+                if type(when) is not str:
+                    when = timestamp
+                body = f"{name if type(name) is str else '?'} {_encode(call.get('args'))}"
+                made.append(Turn(f"{mid}#{len(made) + 1}" if made else mid, TOOL_CALL, when, body, position, agent,
+                                 source))  # fmt: skip
+                output = _result_text(call)
+                if output is not None:
+                    made.append(Turn(f"{mid}#{len(made) + 1}", TOOL_RESULT, when, output, position, agent, source))
+    return made
+
+
+# ---------------------------------------------------------------- the JSONL record stream
+
+
+def jsonl_turns(path: Path, stats: ReadStats, agent: str | None, source: str | None,
+                found: list[str]) -> Iterator[Turn]:  # fmt: skip
+    """The turns of one JSONL file in order; the first session id a record names goes into an empty `found`."""
+    seen = RecentIds()  # the ids seen lately: bounded memory whatever the file's size
+    pending: dict[str, Any] | None = None  # the latest message, held until a later message shows it is final
+    pending_id = None
+    pending_at = 0
+    for number, record in read_jsonl(path, stats):
+        if type(record) is not dict:
+            stats.malformed += 1
+            continue
+        mid = record.get("id")
+        if mid is not None and type(mid) is str:
+            if mid == pending_id:
+                pending = record  # the same message rewritten: keep the newest content, the first position
+                stats.duplicates += 1
+            elif mid in seen:
+                stats.duplicates += 1
+            else:
+                if pending is not None:
+                    yield from message_turns(pending, pending_at, stats, agent, source)
+                seen.add(mid)
+                pending, pending_id, pending_at = record, mid, number
+            continue
+        update = record.get("$set")
+        if update is None:
+            if "$rewindTo" in record:
+                continue  # the rewound messages stay: they are what was typed and said
+            if type(record.get("sessionId")) is not str:
+                kind = record.get("type")
+                stats.unknown[kind if type(kind) is str else "record:" + ",".join(sorted(record)[:3])] += 1
+                continue
+            update = record  # a metadata record (first line, or rewritten when a session is resumed)
+        elif type(update) is not dict:
+            stats.malformed += 1
+            continue
+        if not found and type(update.get("sessionId")) is str:
+            found.append(update["sessionId"])
+        messages = update.get("messages")
+        if messages is None:
+            continue
+        if type(messages) is not list:
+            stats.malformed += 1
+            continue
+        if pending is not None:  # a whole replacement history: what it adds comes after the pending message
+            yield from message_turns(pending, pending_at, stats, agent, source)
+            pending = pending_id = None
+        for message in messages:
+            if type(message) is not dict or type(message.get("id")) is not str:
+                stats.malformed += 1
+            elif message["id"] in seen:
+                stats.duplicates += 1
+            else:
+                seen.add(message["id"])
+                yield from message_turns(message, number, stats, agent, source)
+    if pending is not None:
+        yield from message_turns(pending, pending_at, stats, agent, source)
