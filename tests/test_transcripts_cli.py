@@ -176,3 +176,13 @@ def test_harvest_and_snapshot(wp: Runner, corpus_file: Path, tmp_path: Path) -> 
     assert "   ```text\n   casks must be tested with `brew install --cask`\n   ```" in written
     clean = wp("snapshot", "--stream", "plain", "--transcript", str(corpus_file), "--out", str(tmp_path)).json
     assert clean["status"] == "lean" and clean["meat_turns"] == 0
+
+
+def test_an_opencode_database_named_with_a_session(wp: Runner, tmp_path: Path) -> None:
+    from test_transcripts_opencode import MAIN, OTHER, build_db
+
+    db = build_db(tmp_path / "opencode.db", MAIN, OTHER)
+    unnamed = wp("turns", "--transcript", str(db), "--format", "json")
+    assert unnamed.json["error"]["code"] == "transcript-unrecognised"  # two sessions: which one?
+    named = wp("turns", "--transcript", str(db), "--session", str(MAIN["id"]), "--format", "json").json
+    assert named["harness"] == "opencode" and named["session_id"] == MAIN["id"] and named["count"] > 0

@@ -71,8 +71,19 @@ def _choose(found: list[SessionInfo], latest: bool, searched: str) -> SessionInf
     )
 
 
-def by_path(path: Path, harness: str | None) -> Located:
-    """A transcript named by path; its harness detected from its content when not given."""
+def _is_sqlite(path: Path) -> bool:
+    try:
+        return bool(reader("opencode").is_database(path))
+    except OSError:
+        return False
+
+
+def by_path(path: Path, harness: str | None, session: str | None = None) -> Located:
+    """A transcript named by path; its harness detected from its content when not given.
+
+    An OpenCode database holds many sessions, so it describes itself only when it holds one; named
+    together with a session id it is read as OpenCode's.
+    """
     if not path.exists():
         raise Refusal("transcript-missing", f"no transcript at {path}")
     if path.is_dir():
@@ -83,9 +94,11 @@ def by_path(path: Path, harness: str | None) -> Located:
         info = reader(name).describe(path)
         if info is not None:
             matches.append((name, info))
+    if not matches and harness is None and session is not None and _is_sqlite(path):
+        harness = "opencode"
     if not matches:
         if harness:  # the caller vouches for the format; the reader will count what it cannot use
-            return Located(harness, path, None, None)
+            return Located(harness, path, session, None)
         raise Refusal("transcript-unrecognised", f"{path} is not a transcript of {', '.join(HARNESSES)}; "
                       "pass --harness to read it anyway")  # fmt: skip
     if len(matches) > 1:
@@ -112,7 +125,7 @@ def locate(
         session = session or hook.get("session_id")
         cwd = Path(hook["cwd"]) if isinstance(hook.get("cwd"), str) else cwd
     if transcript:
-        located = by_path(Path(transcript).expanduser(), harness)
+        located = by_path(Path(transcript).expanduser(), harness, session)
         return located._replace(session_id=session or located.session_id)
     if session:
         found = [info for info in all_sessions(environ, harness) if info.session_id == session]
