@@ -42,8 +42,13 @@ class SqliteStore:
         self.path = path
 
     @classmethod
-    def open(cls, path: Path, *, create: bool) -> SqliteStore:
-        """Open the store; a reader on a store that does not exist yet sees an empty one."""
+    def open(cls, path: Path, *, create: bool, durable: bool = True) -> SqliteStore:
+        """Open the store; a reader on a store that does not exist yet sees an empty one.
+
+        `durable=False` (synchronous=OFF) is for bulk loads into a scratch store, such as building the
+        benchmarks' stores: a power cut may then lose recent commits, though a crash of the process
+        still cannot tear one. Nothing that acknowledges a checkpoint to an agent uses it.
+        """
         if not path.exists() and not create:
             return cls(None, path)
         try:
@@ -51,7 +56,7 @@ class SqliteStore:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
             store = cls(conn, path)
             store._migrate(create)
             return store
