@@ -19,6 +19,20 @@ class Problem(NamedTuple):
         return {"code": self.code, "path": self.path, "message": self.message}
 
 
+GATING, ADVISORY = "gating", "advisory"
+
+
+class Finding(NamedTuple):
+    """Something seen about a handoff: a stable code, `gating` (a person must look) or `advisory`, a sentence."""
+
+    code: str
+    severity: str
+    detail: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "detail": self.detail}
+
+
 class Refusal(Exception):
     """A command refused its input. Exit code 1 (2 for usage); the store is left untouched."""
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from wheypoint.contract import NEXT_MOVES, READ_ONLY_MOVES
 from wheypoint.derived import GATING_KINDS, notes_stale
-from wheypoint.errors import Refusal
-from wheypoint.lint import GATING, next_findings
+from wheypoint.errors import GATING, Refusal
+from wheypoint.lint import next_findings
 from wheypoint.noteparse import NoteProblem, ParsedNote, parse_note
 from wheypoint.projection import render
 

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from wheypoint.contract import NEXT_MOVES
+from wheypoint.errors import ADVISORY, GATING, Finding
 from wheypoint.noteparse import ParsedNote, parse_note
 from wheypoint.projection import SECTIONS, TITLE, note_digest, render, render_body
 from wheypoint.refs import line_refs
 from wheypoint.rules import check_next
 from wheypoint.shapes import DIGEST_PATTERN
 
-GATING = "gating"
-ADVISORY = "advisory"
 WORKTREE_STRATEGIES = ("existing", "create", "harness")
 MAX_PER_CODE = 64
 
@@ -66,17 +65,6 @@ _POINTER = re.compile(r"\.cheese/|\bspecs?/|\S+\.md\b|PR#\d+|https?://\S+|\b[0-9
 _FINDINGS_REF = re.compile(r"[\w./:-]*findings?[\w./-]*\.(?:md|json|txt)\b|\.cheese/\S*finding", re.IGNORECASE)
 _PIN_RECORD_KEYS = {"work_id": "work_id", "revision_id": "revision_id", "revision_number": "revision_number",
                     "record_digest": "record_digest", "slug": "slug", "project": "project_key"}  # fmt: skip
-
-
-class Finding(NamedTuple):
-    """One lint result: a stable code, `gating` or `advisory`, and a sentence saying what was seen."""
-
-    code: str
-    severity: str
-    detail: str
-
-    def as_json(self) -> dict[str, str]:
-        return {"code": self.code, "severity": self.severity, "detail": self.detail}
 
 
 def finding(code: str, detail: str) -> Finding:
@@ -360,4 +348,3 @@ def _dossier_entries(text: str) -> list[tuple[str, str]]:
         title = re.sub(r"^\s*(?:#+|[-*+]|\d+[.)])\s*", "", lines[start]).strip()
         entries.append((title[:80], "\n".join(lines[start:end])))
     return entries
-

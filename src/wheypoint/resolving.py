@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wheypoint.errors import Refusal
+from wheypoint.errors import GATING, Finding, Refusal
 from wheypoint.service import Context, NoteOptions, note_path_for
 from wheypoint.shapes import WORK_ID_PATTERN
 from wheypoint.store import Store, WorkRef
-from wheypoint.trust import GATING, Finding, gate_findings, git_findings, link_findings, note_findings
+from wheypoint.trust import gate_findings, git_findings, link_findings, note_findings
 from wheypoint.workspace import find_checkout
 
 CANDIDATE_LIMIT = 20

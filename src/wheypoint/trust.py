@@ -8,25 +8,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from wheypoint.derived import GATING_KINDS
+from wheypoint.errors import ADVISORY, GATING, Finding
 from wheypoint.projection import note_digest, render
 from wheypoint.refs import line_ref_path, pinned_refs, ref_kind
 from wheypoint.workspace import Checkout, file_digest
 
-GATING, ADVISORY = "gating", "advisory"
 _NOTE_DIGEST = re.compile(r"^  note_digest: (\S+)$", re.MULTILINE)
 _NOTE_REVISION = re.compile(r"^  revision_id: (\S+)$", re.MULTILINE)
-
-
-class Finding(NamedTuple):
-    code: str
-    severity: str
-    detail: str
-
-    def as_json(self) -> dict[str, str]:
-        return {"code": self.code, "severity": self.severity, "detail": self.detail}
 
 
 def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> list[Finding]:
