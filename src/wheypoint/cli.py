@@ -28,6 +28,9 @@ USAGE = """usage: wheypoint <command> [arguments]
                                                                    write CHECKPOINT-<stream>-llm.md
   resolve <note path|work-id|slug> [--project K] [--workspace-root D]
                                                                    find one handoff and check it
+  adopt <legacy note>                                              make a hand-written note a store record
+  lint <note path>                                                 check a note (generated or hand-written)
+  handoff render|parse|dispatch <ref> [--budget N]                 the resume seam for other tools
   list [--scope project|machine] [--grep T]... [--status S]... [--next M]... [--project P]...
        [--entry-kind K]... [--entry-state S]... [--owner W]... [--gated|--no-gated] [--edge-kind K]...
        [--linked-to REF]... [--forked-from WORK]... [--since TIME] [--limit N]
@@ -52,6 +55,9 @@ _SPECS: dict[str, tuple[tuple[str, ...], frozenset[str], frozenset[str]]] = {
     "harvest": ((), _TRANSCRIPT | {"--format"}, frozenset({"--latest"})),
     "list": ((), frozenset({"--scope", "--since", "--limit", "--format"}), frozenset({"--gated", "--no-gated"})),
     "resolve": (("ref",), frozenset({"--project", "--workspace-root", "--format"}), frozenset()),
+    "lint": (("path",), frozenset({"--project", "--format"}), frozenset()),
+    "adopt": (("path",), frozenset({"--project", "--note-dir", "--format"}), frozenset({"--no-note"})),
+    "handoff": (("action", "ref"), frozenset({"--project", "--workspace-root", "--budget", "--format"}), frozenset()),
 }
 _REPEATABLE = {
     "turns": frozenset({"--kind"}),
@@ -158,6 +164,14 @@ def _run(argv: list[str]) -> int:
         reply = resolve(Context(project=args["project"]), args["ref"], args["workspace_root"])
         _emit({"ok": True, "command": "resolve", **reply}, "resolution", args["format"])
         return 0
+    if command == "adopt":
+        from wheypoint.notes_service import adopt
+
+        reply = adopt(Context(project=args["project"]), args["path"], NoteOptions(args["note_dir"], args["no_note"]))
+        _emit({"ok": True, "command": "adopt", **reply}, "checkpoint", args["format"])
+        return 0
+    if command in ("lint", "handoff"):
+        return _note_command(command, args)
     if command == "list":
         from wheypoint.listing import list_works
 
@@ -174,6 +188,27 @@ def _run(argv: list[str]) -> int:
         _emit({"ok": True, "command": "show", **reply}, "show", args["format"])
     else:
         _emit({"ok": True, "command": "log", **service.log(ctx, args["work"])}, "log", args["format"])
+    return 0
+
+
+def _note_command(command: str, args: dict[str, Any]) -> int:
+    from wheypoint import notes_service
+    from wheypoint.service import Context
+
+    ctx = Context(project=args["project"])
+    if command == "lint":
+        _emit({"ok": True, "command": "lint", **notes_service.lint_path(ctx, args["path"])}, "lint", args["format"])
+        return 0
+    action, ref, root = args["action"], args["ref"], args["workspace_root"]
+    if action == "parse":
+        reply = notes_service.handoff_parse(ctx, ref, root)
+    elif action == "render":
+        reply = notes_service.handoff_render(ctx, ref, root, args["budget"])
+    elif action == "dispatch":
+        reply = notes_service.handoff_dispatch(ctx, ref, root)
+    else:
+        raise usage(f"handoff {action!r}: render, parse or dispatch")
+    _emit({"ok": True, "command": f"handoff {action}", **reply}, None, args["format"])
     return 0
 
 

@@ -58,4 +58,34 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         }
         for row in rows
     ]  # fmt: skip
+    if scope == "project" and not _store_only(query):
+        works += _legacy_rows(ctx, query)
     return {**reply, "scope": scope, "projects": list(projects), "count": len(works), "works": works}
+
+
+def _store_only(query: WorkQuery) -> bool:
+    """Filters only a store record can satisfy (legacy notes have no entries, edges or links)."""
+    return bool(query.entry_kinds or query.entry_states or query.owners or query.edge_kinds or query.linked_to
+                or query.forked_from or query.since)  # fmt: skip
+
+
+def _legacy_rows(ctx: Context, query: WorkQuery) -> list[dict[str, Any]]:
+    """Hand-written notes in this checkout and its worktrees that fit the filters, marked as legacy."""
+    from wheypoint.notes_service import legacy_notes, read_note
+
+    rows = []
+    for path, parsed in legacy_notes(ctx):
+        status_ok = not query.statuses or any(
+            s in (parsed.status_kind, parsed.status) for s in query.statuses
+        )  # fmt: skip
+        gated_ok = query.gated is None or query.gated == (parsed.status_kind == "gated")
+        next_ok = not query.nexts or parsed.next in query.nexts
+        grep_ok = not query.grep or any(g.lower() in read_note(path).lower() for g in query.grep)
+        if status_ok and gated_ok and next_ok and grep_ok:
+            rows.append({
+                "work_id": None, "slug": path.stem, "project": ctx.project_key(), "status": parsed.status or "",
+                "next": parsed.next, "orientation": parsed.orientation or "", "revision_id": None,
+                "revision_number": 0, "updated_at": parsed.created or "", "source": "legacy-note",
+                "note_path": str(path),
+            })  # fmt: skip
+    return rows[: query.limit]

@@ -72,6 +72,9 @@ def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any
             return _resolve_path(ctx, store, Path(ref).expanduser())
         matched, works = _lookup(store, ref, project)
         if not works:
+            legacy = _legacy_match(ctx, ref)
+            if legacy is not None:
+                return _resolve_path(ctx, store, legacy)
             searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
                         f"slugs starting with {ref!r}", f"slugs containing {ref!r}"]  # fmt: skip
             return _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
@@ -83,6 +86,17 @@ def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any
         return _trusted(ctx, store, works[0], matched, ref)
     finally:
         store.close()
+
+
+def _legacy_match(ctx: Context, ref: str) -> Path | None:
+    """A hand-written note in this checkout or its worktrees named by this slug exactly, or by a unique prefix."""
+    from wheypoint.notes_service import legacy_notes
+
+    paths = [path for path, _ in legacy_notes(ctx)]
+    exact = [p for p in paths if p.stem == ref]
+    prefixed = [p for p in paths if p.stem.startswith(ref)]
+    chosen = exact or prefixed
+    return chosen[0] if len(chosen) == 1 else None
 
 
 def _resolve_path(ctx: Context, store: Store, path: Path) -> dict[str, Any]:

@@ -92,3 +92,9 @@ def resolution(reply: dict[str, Any]) -> str:
     lines += [f"  did you mean {s}?" for s in reply.get("suggestions", [])]
     lines += [f"  [{f['severity']}] {f['code']}: {f['detail']}" for f in reply.get("findings", [])]
     return "\n".join(lines)
+
+
+def lint(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['path']}: {reply['format']}, {'clean' if reply['clean'] else 'NOT clean'}"]
+    lines += [f"  [{f['severity']}] {f['code']}: {f['detail']}" for f in reply["findings"]]
+    return "\n".join(lines)

@@ -1,0 +1,133 @@
+"""lint, handoff parse/render/dispatch, adopt and legacy notes through the CLI on real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Runner, git, make_repo
+
+LEGACY = """status: ok
+next: cook
+artifact: .cheese/specs/retry.md
+session: claude:abc123
+git: main@1234567
+created: 2026-07-09T14:32:00Z
+Retry backoff spec is approved; build it next.
+
+## Document
+
+**Goal.** Add retry backoff to the payment client.
+**State.** Spec approved, nothing built.
+"""
+
+WRAPPED_GATED = """## Handoff slug
+
+```
+status: gated: Full or equal jitter?
+next: cook
+artifact: .cheese/specs/jitter.md
+Jitter choice blocks the build.
+```
+
+## Document
+
+Goal: pick a jitter.
+
+## Decision dossier
+
+- full jitter: spreads load best
+- equal jitter: keeps a floor on the delay
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "shop")
+    notes = repo / ".cheese" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "retry-spec.md").write_text(LEGACY)
+    (notes / "jitter-choice.md").write_text(WRAPPED_GATED)
+    return repo
+
+
+def ok(reply: Any) -> dict[str, Any]:
+    assert reply.code == 0, reply.stdout + reply.stderr
+    return dict(reply.json)
+
+
+def test_lint_legacy_and_generated_notes(wp: Runner, repo: Path) -> None:
+    legacy = ok(wp("lint", str(repo / ".cheese/notes/retry-spec.md"), "--format", "json", cwd=repo))
+    assert legacy["format"] == "legacy" and legacy["clean"] is True
+    broken = repo / ".cheese/notes/broken.md"
+    broken.write_text("status: ok\nartifact: none\nNo next line here.\n")
+    findings = ok(wp("lint", str(broken), "--format", "json", cwd=repo))
+    assert findings["clean"] is False and "next-missing" in {f["code"] for f in findings["findings"]}
+    made = ok(wp("checkpoint", "made", "--orientation", "Made here.", "--next", "hold", "--notes", "n", cwd=repo))
+    generated = ok(wp("lint", made["note_path"], "--format", "json", cwd=repo))
+    assert generated["format"] == "wheypoint" and generated["clean"] and generated["record_found"]
+    note = Path(made["note_path"])
+    note.write_text(note.read_text().replace("Made here.", "Edited here."))
+    edited = ok(wp("lint", str(note), "--format", "json", cwd=repo))
+    assert not edited["clean"]
+    assert wp("lint", str(repo / "nope.md"), cwd=repo).json["error"]["code"] == "note-missing"
+
+
+def test_handoff_parse_render_dispatch(wp: Runner, repo: Path) -> None:
+    parsed = ok(wp("handoff", "parse", str(repo / ".cheese/notes/jitter-choice.md"), cwd=repo))
+    assert parsed["format"] == "legacy-wrapped" and parsed["status_kind"] == "gated"
+    assert parsed["orientation"] == "Jitter choice blocks the build."
+    made = ok(wp("checkpoint", "build-it", "--orientation", "Spec ready.", "--next", "cook", "--artifact",
+                 "specs/a.md", "--directive", "Keep it small.", "--quote", "keep it small please", cwd=repo))  # fmt: skip
+    from_record = ok(wp("handoff", "parse", "build-it", cwd=repo))
+    assert from_record["next"] == "cook" and from_record["wheypoint"]["work_id"] == made["work_id"]
+    preamble = ok(wp("handoff", "render", "build-it", cwd=repo))["preamble"]
+    assert preamble.startswith("status: ok\nnext: cook\nartifact: specs/a.md\n")
+    packet = ok(wp("handoff", "render", "build-it", "--budget", "2000", cwd=repo))["packet"]
+    assert "keep it small please" in str(packet)
+    tiny = wp("handoff", "render", "build-it", "--budget", "10", cwd=repo)
+    assert tiny.code == 1 and tiny.json["error"]["code"] == "budget-too-small"
+    run = ok(wp("handoff", "dispatch", "build-it", cwd=repo))
+    assert run["dispatchable"] and run["dispatch"]["action"] == "run"
+    legacy = ok(wp("handoff", "dispatch", "jitter-choice", cwd=repo))
+    assert legacy["outcome"] == "gated" and legacy["dispatch"]["action"] == "surface-gate"
+    note = Path(made["note_path"])
+    note.write_text(note.read_text().replace("Spec ready.", "Spec changed."))
+    held = ok(wp("handoff", "dispatch", "build-it", cwd=repo))
+    assert held["dispatch"]["action"] == "check-findings" and not held["dispatchable"]
+
+
+def test_legacy_notes_are_listed_and_resolved_never_authoritative(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    git(repo, "worktree", "add", "-q", str(tmp_path / "shop-2"), "-b", "side")
+    side = tmp_path / "shop-2" / ".cheese" / "notes"
+    side.mkdir(parents=True)
+    (side / "side-track.md").write_text(LEGACY.replace("next: cook", "next: hold"))
+    listed = ok(wp("list", "--format", "json", cwd=repo))
+    legacy = {w["slug"]: w for w in listed["works"] if w["source"] == "legacy-note"}
+    assert set(legacy) == {"retry-spec", "jitter-choice", "side-track"}
+    assert legacy["jitter-choice"]["status"].startswith("gated:")
+    only_gated = ok(wp("list", "--gated", "--format", "json", cwd=repo))
+    assert [w["slug"] for w in only_gated["works"]] == ["jitter-choice"]
+    found = ok(wp("resolve", "retry-spec", "--format", "json", cwd=repo))
+    assert found["outcome"] == "gated" and not found["dispatchable"]
+    assert {f["code"] for f in found["findings"]} == {"legacy-note"}
+
+
+def test_adopt_turns_a_legacy_note_into_a_record(wp: Runner, repo: Path) -> None:
+    adopted = ok(wp("adopt", str(repo / ".cheese/notes/retry-spec.md"), "--no-note", "--format", "json", cwd=repo))
+    assert adopted["slug"] == "retry-spec" and adopted["revision_number"] == 1 and adopted["status"] == "ok"
+    record = ok(wp("show", "retry-spec", "--format", "json", cwd=repo))["record"]
+    assert record["orientation"] == "Retry backoff spec is approved; build it next."
+    assert record["next"] == {"move": "cook", "artifact": ".cheese/specs/retry.md"}
+    assert "**Goal.** Add retry backoff to the payment client." in record["notes"]
+    assert "session claude:abc123" in record["working_context"][0]
+    assert record["artifact_links"][0]["ref"] == ".cheese/notes/retry-spec.md"
+    assert record["artifact_links"][0]["digest"]
+    gated = ok(wp("adopt", str(repo / ".cheese/notes/jitter-choice.md"), "--no-note", "--format", "json", cwd=repo))
+    assert gated["status"] == "gated: Full or equal jitter?"
+    again = wp("adopt", str(repo / ".cheese/notes/retry-spec.md"), "--no-note", cwd=repo)
+    assert again.json["replayed"] is True
+    made = ok(wp("checkpoint", "made", "--orientation", "Made.", "--next", "hold", "--notes", "n", cwd=repo))
+    assert wp("adopt", made["note_path"], cwd=repo).json["error"]["code"] == "not-legacy"
