@@ -99,7 +99,7 @@ def test_handoff_parse_render_dispatch(wp: Runner, repo: Path) -> None:
     assert held["dispatch"]["action"] == "check-findings" and not held["dispatchable"]
 
 
-def test_legacy_notes_are_listed_and_resolved_never_authoritative(wp: Runner, repo: Path, tmp_path: Path) -> None:
+def test_legacy_notes_are_listed_and_resolved(wp: Runner, repo: Path, tmp_path: Path) -> None:
     git(repo, "worktree", "add", "-q", str(tmp_path / "shop-2"), "-b", "side")
     side = tmp_path / "shop-2" / ".cheese" / "notes"
     side.mkdir(parents=True)
