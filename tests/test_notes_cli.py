@@ -79,8 +79,17 @@ def test_handoff_parse_render_dispatch(wp: Runner, repo: Path) -> None:
     parsed = ok(wp("handoff", "parse", str(repo / ".cheese/notes/jitter-choice.md"), cwd=repo))
     assert parsed["format"] == "legacy-wrapped" and parsed["status_kind"] == "gated"
     assert parsed["orientation"] == "Jitter choice blocks the build."
-    made = ok(wp("checkpoint", "build-it", "--orientation", "Spec ready.", "--next", "cook", "--artifact",
-                 "specs/a.md", "--directive", "Keep it small.", "--quote", "keep it small please", cwd=repo))  # fmt: skip
+    args = [
+        "--next",
+        "cook",
+        "--artifact",
+        "specs/a.md",
+        "--directive",
+        "Keep it small.",
+        "--quote",
+        "keep it small please",
+    ]
+    made = ok(wp("checkpoint", "build-it", "--orientation", "Spec ready.", *args, cwd=repo))
     from_record = ok(wp("handoff", "parse", "build-it", cwd=repo))
     assert from_record["next"] == "cook" and from_record["wheypoint"]["work_id"] == made["work_id"]
     preamble = ok(wp("handoff", "render", "build-it", cwd=repo))["preamble"]
