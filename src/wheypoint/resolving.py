@@ -8,7 +8,6 @@ close suggestions, never picked for the caller. Outcomes are answers, not refusa
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,8 @@ def _lookup(store: Store, ref: str, project: str) -> tuple[str, list[WorkRef]]:
 
 def _suggestions(store: Store, ref: str, project: str) -> list[str]:
     """Slugs that look like the reference: its first letters' neighbours, ranked by similarity."""
+    import difflib  # only a miss needs it
+
     pool = {w.slug for w in store.works_with_slug_prefix(ref[:2], project, 200)}
     pool |= {w.slug for w in store.works_with_slug_prefix(ref[:1], None, 200)}
     return difflib.get_close_matches(ref, sorted(pool), n=5, cutoff=0.5)

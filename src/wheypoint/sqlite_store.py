@@ -169,7 +169,9 @@ class SqliteStore:
         if len(part) >= 3 and self._virtual("slug_index"):
             phrase = '"' + part.replace('"', '""') + '"'
             return self._works(
-                f"SELECT {WORK_COLUMNS} FROM slug_index i JOIN works w ON w.rowid = i.rowid "
+                # CROSS JOIN fixes the loop order: start from the index's matches. Left to itself, SQLite walks
+                # every work of the project in slug order and tests each one (seconds at 100,000 works).
+                f"SELECT {WORK_COLUMNS} FROM slug_index i CROSS JOIN works w ON w.rowid = i.rowid "
                 f"WHERE slug_index MATCH ?{scope} ORDER BY w.slug LIMIT ?",
                 (phrase, *args, limit),
             )
