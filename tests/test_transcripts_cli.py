@@ -186,3 +186,18 @@ def test_an_opencode_database_named_with_a_session(wp: Runner, tmp_path: Path) -
     assert unnamed.json["error"]["code"] == "transcript-unrecognised"  # two sessions: which one?
     named = wp("turns", "--transcript", str(db), "--session", str(MAIN["id"]), "--format", "json").json
     assert named["harness"] == "opencode" and named["session_id"] == MAIN["id"] and named["count"] > 0
+
+
+def test_the_user_only_fast_path_finds_the_same_user_turns() -> None:
+    from wheypoint.transcripts import claude
+    from wheypoint.transcripts.model import USER_KINDS, ReadStats
+
+    files = sorted(shared_path("corpus", "claude-code").glob("*.jsonl"))
+    assert files
+    for path in files:
+        full = [t for t in claude.read_turns(path, ReadStats()) if t.kind in USER_KINDS]
+        stats = ReadStats()
+        fast = [t for t in claude.read_turns(path, stats, kinds=frozenset(USER_KINDS)) if t.kind in USER_KINDS]
+        assert fast == full, path.name
+        agent_lines = stats.skipped["assistant (not requested)"]
+        assert agent_lines > 0 or "assistant" not in path.read_text(), path.name

@@ -58,7 +58,9 @@ def turns(
     wanted = set(kinds) if kinds else set(ALL_KINDS if every else USER_KINDS)
     located = _locate(ctx, choice)
     stats = ReadStats()
-    stream: Iterator[Turn] = discovery.turns_of(located, stats)
+    # A timestamp --since needs nothing else; a turn id may be any kind, so then every kind is read.
+    hint = frozenset(wanted) if not since or _TIMESTAMP.match(since) else None
+    stream: Iterator[Turn] = discovery.turns_of(located, stats, hint)
     if since:
         stream = _after(stream, since)
     selected: list[dict[str, Any]] = []

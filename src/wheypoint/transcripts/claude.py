@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from wheypoint.transcripts.claude_turns import TurnReader, classify
-from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo, Turn
+from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo, Turn
 
 HARNESS = "claude-code"
 
@@ -218,18 +218,22 @@ def _subagent_files(path: Path, session_id: str) -> list[tuple[str, str, Path]]:
     return found
 
 
-def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> Iterator[Turn]:
+def read_turns(
+    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+) -> Iterator[Turn]:
     """Every turn of the session in `path`, then those of its subagent files. `session_id` is unused: one file
-    holds one session. Raises OSError only for an unusable path."""
+    holds one session. With `kinds` limited to the user's, the agent's lines are passed over undecoded (the
+    stream then holds no agent turns). Raises OSError only for an unusable path."""
     path = Path(path)
     reader = TurnReader(stats)
+    user_only = kinds is not None and kinds <= frozenset(USER_KINDS)
     if path.name.startswith("agent-"):
-        yield from reader.read(path, _agent_head(path)[1] or path.stem[len("agent-") :])
+        yield from reader.read(path, _agent_head(path)[1] or path.stem[len("agent-") :], user_only=user_only)
         return
-    yield from reader.read(path)
+    yield from reader.read(path, user_only=user_only)
     main_id = reader.session_id or path.stem
     for _, agent_id, agent_path in _subagent_files(path, main_id):
         try:
-            yield from reader.read(agent_path, agent_id, str(agent_path))
+            yield from reader.read(agent_path, agent_id, str(agent_path), user_only)
         except OSError:
             stats.unknown["unreadable subagent file"] += 1

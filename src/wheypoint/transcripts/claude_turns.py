@@ -78,6 +78,26 @@ def _progress_line(line: bytes) -> str | None:
     return "progress" if at > 0 and line.find(b"{", 1, at) < 0 else None
 
 
+_MESSAGE, _ASSISTANT_ROLE = b'"message":{', b'"role":"assistant"'
+
+
+def _not_for_the_user(line: bytes) -> str | None:
+    """Progress lines, and (when only the user's turns are wanted) the agent's own lines, from raw bytes.
+
+    The same exactness as `_progress_line`: `"message":{` with no `{` before it but the line's first is
+    the record's own message object, and `"role":"assistant"` before that object's first nested `{` is
+    its role. An agent's line holds no turn of the user's, so it need not be decoded at all.
+    """
+    if _progress_line(line):
+        return "progress"
+    at = line.find(_MESSAGE, 0, 4096)
+    if at <= 0 or line.find(b"{", 1, at) >= 0:
+        return None
+    start = at + len(_MESSAGE)
+    role = line.find(_ASSISTANT_ROLE, start, start + 1024)
+    return "assistant (not requested)" if role >= 0 and line.find(b"{", start, role) < 0 else None
+
+
 # Known record types that never hold a turn: titles (`summary` lines are NOT compaction), links, snapshots.
 _NO_TURN_TYPES = frozenset({
     "summary", "pr-link", "last-prompt", "file-history-snapshot", "custom-title", "ai-title", "mode", "agent-name",
@@ -159,7 +179,9 @@ class TurnReader:
         self.blocks = RecentCounts()
         self.session_id: str | None = None
 
-    def read(self, path: Path, agent: str | None = None, source: str | None = None) -> Iterator[Turn]:
+    def read(
+        self, path: Path, agent: str | None = None, source: str | None = None, user_only: bool = False
+    ) -> Iterator[Turn]:
         stats = self.stats
         unknown, skipped = stats.unknown, stats.skipped
         seen = self.seen
@@ -170,7 +192,7 @@ class TurnReader:
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory", str(path))
         progress = 0  # the commonest skipped type, counted locally and added to stats at the end
-        for number, rec in read_jsonl(path, stats, skip=_progress_line):
+        for number, rec in read_jsonl(path, stats, skip=_not_for_the_user if user_only else _progress_line):
             if rec.__class__ is not dict:
                 stats.malformed += 1
                 continue

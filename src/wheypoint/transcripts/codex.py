@@ -191,7 +191,9 @@ def _turns(texts: list[str], kind: str, number: int, stamp: str | None, agent: s
             yield Turn(f"{number}#{index}", kind, stamp, text, number, agent)
 
 
-def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> Iterator[Turn]:
+def read_turns(
+    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+) -> Iterator[Turn]:
     """Every turn of one rollout, in file order. `session_id` is unused: a rollout holds one session."""
     path = Path(path)
     with path.open("rb"):  # an unusable path raises here, before iteration starts

@@ -140,9 +140,13 @@ def locate(
     return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
 
 
-def turns_of(located: Located, stats: Any) -> Iterator[Any]:
-    """The turns of a located session; an unusable path is a refusal, bad content is counted in stats."""
+def turns_of(located: Located, stats: Any, kinds: frozenset[str] | None = None) -> Iterator[Any]:
+    """The turns of a located session; an unusable path is a refusal, bad content is counted in stats.
+
+    `kinds` is a hint: a reader may pass over records that cannot hold those kinds (the caller filters
+    anyway); a reader with no cheaper path ignores it.
+    """
     try:
-        yield from reader(located.harness).read_turns(located.path, stats, located.session_id)
+        yield from reader(located.harness).read_turns(located.path, stats, located.session_id, kinds)
     except OSError as exc:
         raise Refusal("transcript-unreadable", f"cannot read {located.path}: {exc.strerror or exc}") from None

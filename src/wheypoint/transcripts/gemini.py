@@ -101,7 +101,9 @@ def _read_legacy(path: Path, stats: ReadStats, agent: str | None, source: str | 
         yield from message_turns(message, index, stats, agent, source)
 
 
-def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> Iterator[Turn]:
+def read_turns(
+    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+) -> Iterator[Turn]:
     """Every turn of the session in `path`, then those of its subagents (agent = the subagent's session id).
 
     `session_id` is not needed: a file holds one session.

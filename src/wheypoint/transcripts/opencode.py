@@ -369,7 +369,9 @@ def describe(path: Path) -> SessionInfo | None:
         return None
 
 
-def read_turns(path: Path, stats: ReadStats, session_id: str | None = None) -> Iterator[Turn]:
+def read_turns(
+    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+) -> Iterator[Turn]:
     """Every turn of one session of a database (by id) or of a legacy session file, in order."""
     if is_database(path):  # raises FileNotFoundError, IsADirectoryError, PermissionError
         yield from _db_turns(path, stats, session_id)
