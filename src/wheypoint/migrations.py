@@ -26,9 +26,11 @@ def run_script(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(statement)
 
 
-def fts5_available(conn: sqlite3.Connection) -> bool:
+def fts5_available(conn: sqlite3.Connection, tokenize: str | None = None) -> bool:
+    """Whether this SQLite has FTS5 (and the tokenizer named), by creating and dropping a probe table."""
+    options = f", tokenize='{tokenize}'" if tokenize else ""
     try:
-        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+        conn.execute(f"CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x{options})")
         conn.execute("DROP TABLE temp.fts5_probe")
         return True
     except sqlite3.OperationalError:
@@ -129,15 +131,6 @@ def m003_full_text(conn: sqlite3.Connection) -> None:
         )
 
 
-def trigram_available(conn: sqlite3.Connection) -> bool:
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp.trigram_probe USING fts5(x, tokenize='trigram')")
-        conn.execute("DROP TABLE temp.trigram_probe")
-        return True
-    except sqlite3.OperationalError:
-        return False
-
-
 @migration
 def m004_slug_substrings(conn: sqlite3.Connection) -> None:
     """An index for finding works by any part of their slug (resolve's substring step).
@@ -146,7 +139,7 @@ def m004_slug_substrings(conn: sqlite3.Connection) -> None:
     of every work; its rows share the rowid of their works row. Without trigram support the table is
     plain, and lookups fall back to a scan.
     """
-    if trigram_available(conn):
+    if fts5_available(conn, "trigram"):
         conn.execute("CREATE VIRTUAL TABLE slug_index USING fts5(slug, tokenize='trigram')")
     else:
         conn.execute("CREATE TABLE slug_index (slug TEXT NOT NULL)")

@@ -170,6 +170,12 @@ class _Pending:
         self.kind = kind
 
 
+def _queued_item(number: int, timestamp: str | None, content: str) -> _Pending:
+    """Text typed while the agent worked: a queued prompt, or the specific kind it really is (a /command...)."""
+    kind = classify(content)
+    return _Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind)
+
+
 class TurnReader:
     """State shared by the main file and its subagent files: ids seen, response block counters, sidechains."""
 
@@ -179,12 +185,22 @@ class TurnReader:
         self.blocks = RecentCounts()
         self.session_id: str | None = None
 
+    def _record_id(self, rec: dict[str, Any], prefix: str, number: int) -> str | None:
+        """A record's uuid (or its line when it has none); None for a uuid already seen, counted as a duplicate."""
+        uuid = rec.get("uuid")
+        if uuid.__class__ is not str:
+            return f"{prefix}L{number}"
+        if uuid in self.seen:
+            self.stats.duplicates += 1
+            return None
+        self.seen.add(uuid)
+        return str(uuid)
+
     def read(
         self, path: Path, agent: str | None = None, source: str | None = None, user_only: bool = False
     ) -> Iterator[Turn]:
         stats = self.stats
         unknown, skipped = stats.unknown, stats.skipped
-        seen = self.seen
         roots: dict[str, str] = {}  # sidechain line uuid -> its chain's first uuid
         pending: list[_Pending] = []
         owed_removes = 0
@@ -201,14 +217,9 @@ class TurnReader:
                 progress += 1
                 continue
             if rtype == "assistant" or rtype == "user":
-                uuid = rec.get("uuid")
-                if uuid.__class__ is str:
-                    if uuid in seen:
-                        stats.duplicates += 1
-                        continue
-                    seen.add(uuid)
-                else:
-                    uuid = f"{prefix}L{number}"
+                uuid = self._record_id(rec, prefix, number)
+                if uuid is None:
+                    continue
                 message = rec.get("message")
                 if message.__class__ is not dict:
                     stats.malformed += 1
@@ -257,14 +268,9 @@ class TurnReader:
                 if system is None:
                     skipped[f"system:{rec.get('subtype')}"] += 1
                     continue
-                uuid = rec.get("uuid")
-                if uuid.__class__ is str:
-                    if uuid in seen:
-                        stats.duplicates += 1
-                        continue
-                    seen.add(uuid)
-                else:
-                    uuid = f"{prefix}L{number}"
+                uuid = self._record_id(rec, prefix, number)
+                if uuid is None:
+                    continue
                 yield Turn(uuid, system[0], timestamp, system[1], number, agent, source)
             elif rtype == "queue-operation":
                 operation = rec.get("operation")
@@ -272,8 +278,7 @@ class TurnReader:
                 if content.__class__ is not str:
                     content = None
                 if operation == "enqueue" and content is not None:
-                    kind = classify(content)
-                    pending.append(_Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind))
+                    pending.append(_queued_item(number, timestamp, content))
                     if len(pending) > _PENDING_LIMIT:
                         yield self._queued(pending.pop(0), prefix, agent, source)
                 elif operation == "dequeue":
@@ -291,9 +296,7 @@ class TurnReader:
                         if index >= 0:
                             yield self._queued(pending.pop(index), prefix, agent, source)
                         else:
-                            kind = classify(content)
-                            item = _Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind)
-                            yield self._queued(item, prefix, agent, source)
+                            yield self._queued(_queued_item(number, timestamp, content), prefix, agent, source)
                     elif pending:
                         yield self._queued(pending.pop(0), prefix, agent, source)
                     else:
@@ -304,9 +307,7 @@ class TurnReader:
                             yield self._queued(item, prefix, agent, source)
                         pending.clear()
                     elif content is not None:
-                        kind = classify(content)
-                        item = _Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind)
-                        yield self._queued(item, prefix, agent, source)
+                        yield self._queued(_queued_item(number, timestamp, content), prefix, agent, source)
                     else:
                         skipped["queue-operation:popAll"] += 1
                 else:
@@ -317,14 +318,9 @@ class TurnReader:
                     kind_name = attachment.get("type") if attachment.__class__ is dict else None
                     unknown[f"attachment:{kind_name}"] += 1
                     continue
-                uuid = rec.get("uuid")
-                if uuid.__class__ is str:
-                    if uuid in seen:
-                        stats.duplicates += 1
-                        continue
-                    seen.add(uuid)
-                else:
-                    uuid = f"{prefix}L{number}"
+                uuid = self._record_id(rec, prefix, number)
+                if uuid is None:
+                    continue
                 found = self._queued_command(attachment)
                 if found is None:
                     stats.malformed += 1
