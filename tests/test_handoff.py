@@ -215,10 +215,15 @@ def test_packets_never_exceed_the_budget_nor_cut_a_quote(
     intent: dict[str, Any] = {
         "directives": [{"text": f"Directive {i}.", "quote": q} for i, q in enumerate(quotes)],
         "decisions": [{"text": d, "rationale": "why"} for d in decisions],
-        "questions": [{"text": q, "gates": gates, "rationale": "r", "label": f"q{i}", "owner": "ann"}
-                      for i, (q, gates) in enumerate(questions)],
-        "decision_dossier": [{"fork": q, "gate": f"q{i}", "options": [{"option": "a"}, {"option": "b"}]}
-                             for i, (q, gates) in enumerate(questions) if gates],
+        "questions": [
+            {"text": q, "gates": gates, "rationale": "r", "label": f"q{i}", "owner": "ann"}
+            for i, (q, gates) in enumerate(questions)
+        ],
+        "decision_dossier": [
+            {"fork": q, "gate": f"q{i}", "options": [{"option": "a"}, {"option": "b"}]}
+            for i, (q, gates) in enumerate(questions)
+            if gates
+        ],
         "notes": notes or "n",
     }
     record = build(**intent)

@@ -294,10 +294,34 @@ def test_huge_input_is_capped_at_one_mebibyte() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(st.text(max_size=400), st.binary(max_size=400),
-                 st.lists(st.sampled_from(["status: ok", "next: [", "next: tasks", "tasks:", "  - slug: x", "```",
-                                           "## Handoff slug", "wheypoint:", "  note_digest: x", "", "orientation",
-                                           "\x00", "~~~", "- a: b", "parallel:"]), max_size=12).map("\n".join)))
+@given(
+    st.one_of(
+        st.text(max_size=400),
+        st.binary(max_size=400),
+        st.lists(
+            st.sampled_from(
+                [
+                    "status: ok",
+                    "next: [",
+                    "next: tasks",
+                    "tasks:",
+                    "  - slug: x",
+                    "```",
+                    "## Handoff slug",
+                    "wheypoint:",
+                    "  note_digest: x",
+                    "",
+                    "orientation",
+                    "\x00",
+                    "~~~",
+                    "- a: b",
+                    "parallel:",
+                ]
+            ),
+            max_size=12,
+        ).map("\n".join),
+    )
+)
 def test_parser_never_raises(data: str | bytes) -> None:  # fmt: skip
     parsed = parse_note(data)
     assert "internal-error" not in {p.code for p in parsed.problems}

@@ -225,7 +225,8 @@ def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any]) -> dict[s
         "blockers": [entry(e) for e in active if e["kind"] == "blocker" and not e["gates"]],
         "decisions": [
             {"id": e["id"], "text": e["text"], **({"why": e["rationale"]} if "rationale" in e else {})}
-            for e in active if e["kind"] == "decision"
+            for e in active
+            if e["kind"] == "decision"
         ],
         "notes": notes,
     }

@@ -388,7 +388,7 @@ def _next(fields: dict[str, Any], problems: list[NoteProblem]) -> tuple[str | No
         return value, None
     items = parse_next_items(value)
     if items is None:
-        problems.append(NoteProblem("next-list-unreadable", f"next {value[:80]!r} is not a list of `skill \"arg\"`"))
+        problems.append(NoteProblem("next-list-unreadable", f'next {value[:80]!r} is not a list of `skill "arg"`'))
         return value, None
     return None, items
 
