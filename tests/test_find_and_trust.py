@@ -139,3 +139,32 @@ def test_list_filters_or_within_and_across(wp: Runner, repo: Path, tmp_path: Pat
     assert "scope_fallback" not in wp("list", "--scope", "project", "--format", "json", cwd=outside).json
     bad = wp("list", "--gated", "--no-gated", cwd=repo)
     assert bad.code == 2 and bad.json["error"]["code"] == "usage"
+
+
+def test_the_remaining_finding_codes(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    refused = wp("checkpoint", "covered", "--orientation", "C.", "--next", "hold", "--notes", "n", "--link", "spec.md",
+                 "--covers", "d-000000000000", cwd=repo)  # fmt: skip
+    assert refused.json["error"]["problems"][0]["code"] == "unknown-entry"
+    reply = wp("checkpoint", "links", "--orientation", "Links.", "--next", "hold", "--decision", "Use spec.",
+               "--rationale", "Because.", "--label", "use-spec", "--question", "Open?", "--link", "spec.md",
+               "--covers", "use-spec", cwd=repo)  # fmt: skip
+    assert reply.code == 0, reply.stdout
+    assert "uncovered-entries" in codes(resolve(wp, repo, "links"))
+    note = Path(reply.json["note_path"])
+    old_note = note.read_text()
+    second = wp("checkpoint", "links", "--base", reply.json["revision_id"], "--notes", "More.", cwd=repo)
+    assert second.code == 0
+    note.write_text(old_note)  # an intact rendering of the older revision
+    assert "note-stale" in codes(resolve(wp, repo, "links"))
+    git(repo, "checkout", "-q", "-b", "elsewhere", "HEAD~0")
+    (repo / "other.txt").write_text("x\n")
+    git(repo, "add", "other.txt")
+    git(repo, "commit", "-q", "-m", "on a branch")
+    branch_work = checkpoint(wp, repo, "branch-work")
+    git(repo, "checkout", "-q", "main")
+    [stale] = [f for f in resolve(wp, repo, branch_work["work_id"])["findings"] if f["code"] == "stale-commit"]
+    assert "not an ancestor" in stale["detail"]
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    loose = wp("resolve", branch_work["work_id"], "--format", "json", cwd=outside).json
+    assert "no-checkout" in codes(loose)
