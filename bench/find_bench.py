@@ -305,7 +305,7 @@ def report(
             ratio = f"{series.ratio(r.baseline):.2f}x [{series.pair_ratio(r.baseline):.2f}x]"
             lines.append(f"| {r.size:,} | {r.records:,} | {r.baseline.median():.1f} | {name} | "
                          f"{series.median():.1f} | {ratio} | {r.checks[name]} |")  # fmt: skip
-    lines += ["", "## Targets", "", "| check | value | target | bl.verdict |", "|---|---:|---:|---|", *_checks(results)]
+    lines += ["", "## Targets", "", "| check | value | target | verdict |", "|---|---:|---:|---|", *_checks(results)]
     return "\n".join(lines) + "\n"
 
 
