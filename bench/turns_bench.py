@@ -57,7 +57,7 @@ def build_claude(target: Path, megabytes: int) -> Path:
                 for record in session:
                     record = json.loads(json.dumps(record))
                     _unique(record, str(copy))
-                    line = json.dumps(record, ensure_ascii=False) + "\n"
+                    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"  # as Claude writes
                     out.write(line)
                     written += len(line.encode("utf-8"))
                 copy += 1
