@@ -12,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Shared, noisy machines: a property test is judged by its verdict, never by how long one example took.
+settings.register_profile("wheypoint", deadline=None)
+settings.load_profile("wheypoint")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
