@@ -13,7 +13,10 @@ from typing import Any
 
 from wheypoint.errors import Refusal, usage
 
-COMMANDS = ("schema", "validate", "checkpoint", "show", "log", "demo")
+COMMANDS = (
+    "checkpoint", "validate", "show", "log", "turns", "harvest", "snapshot", "resolve", "list", "lint", "handoff", "adopt",
+    "schema", "demo",
+)  # fmt: skip
 
 
 USAGE = """usage: wheypoint <command> [arguments]
