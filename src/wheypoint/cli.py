@@ -14,8 +14,8 @@ from typing import Any
 from wheypoint.errors import Refusal, usage
 
 COMMANDS = (
-    "checkpoint", "validate", "show", "log", "turns", "harvest", "snapshot", "resolve", "list", "lint", "handoff", "adopt",
-    "schema", "demo",
+    "checkpoint", "validate", "show", "log", "turns", "harvest", "snapshot", "resolve", "list", "lint",
+    "handoff", "adopt", "schema", "demo",
 )  # fmt: skip
 
 
