@@ -168,3 +168,19 @@ def test_the_remaining_finding_codes(wp: Runner, repo: Path, tmp_path: Path) -> 
     outside.mkdir()
     loose = wp("resolve", branch_work["work_id"], "--format", "json", cwd=outside).json
     assert "no-checkout" in codes(loose)
+
+
+def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, repo: Path, home: Path) -> None:
+    import sqlite3
+
+    checkpoint(wp, repo, "old-store-work")
+    conn = sqlite3.connect(home / "store.sqlite3")
+    conn.execute("DROP TABLE slug_index")  # as a store written before migration 4 was
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    found = resolve(wp, repo, "store-wo")  # a substring: needs the index migration 4 builds (and backfills)
+    assert found["matched_by"] == "substring" and found["slug"] == "old-store-work"
+    conn = sqlite3.connect(home / "store.sqlite3")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+    conn.close()

@@ -15,6 +15,7 @@ up to the busy timeout; the runtime never retries a refused write on the caller'
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -77,9 +78,18 @@ class SqliteStore:
         if version == len(MIGRATIONS):
             return
         if not create:
-            # A reader never changes the store; it reads what the older schema has.
+            # A store written by an older runtime: bring it up to date (migrations are transactional and
+            # only add), so the reads below can rely on every index. A read-only file is read as it is.
+            with contextlib.suppress(sqlite3.OperationalError):
+                self._apply_migrations(conn)
             return
         self._enable_wal(conn)
+        self._apply_migrations(conn)
+        if os.name == "posix":
+            os.chmod(self.path, 0o600)
+
+    def _apply_migrations(self, conn: sqlite3.Connection) -> None:
+        """Run the migrations the store has not had, in one transaction, re-reading its version under the lock."""
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -90,8 +100,6 @@ class SqliteStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        if os.name == "posix":
-            os.chmod(self.path, 0o600)
 
     def _enable_wal(self, conn: sqlite3.Connection) -> None:
         """Switch a new store to WAL, waiting out other first openers.
