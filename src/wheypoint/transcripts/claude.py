@@ -34,6 +34,17 @@ _SESSION_TYPES = frozenset({
 })  # fmt: skip
 
 
+def _record(line: bytes) -> dict[str, Any] | None:
+    """The JSON object on one line, or None for a blank, malformed or non-object line."""
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if value.__class__ is dict else None
+
+
 def _head_records(path: Path, budget: int = _HEAD_BYTES) -> Iterator[dict[str, Any]]:
     """The decodable records among the first `budget` bytes, read line by line so a caller that stops early reads
     little; a line longer than the rest of the budget ends the scan."""
@@ -43,14 +54,9 @@ def _head_records(path: Path, budget: int = _HEAD_BYTES) -> Iterator[dict[str, A
             if not line or (not line.endswith(b"\n") and len(line) > budget):
                 return
             budget -= len(line)
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if value.__class__ is dict:
-                yield value
+            record = _record(line)
+            if record is not None:
+                yield record
 
 
 def _looks_like_session(rec: dict[str, Any]) -> bool:
@@ -87,14 +93,9 @@ def _last_activity(path: Path) -> str | None:
     if size > _TAIL_BYTES:
         lines = lines[1:]  # the first piece is cut
     for line in reversed(lines):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if value.__class__ is dict and value.get("timestamp").__class__ is str:
-            stamp: str = value["timestamp"]
+        record = _record(line)
+        if record is not None and record.get("timestamp").__class__ is str:
+            stamp: str = record["timestamp"]
             return stamp
     mtime = os.stat(path).st_mtime
     return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
