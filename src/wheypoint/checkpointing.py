@@ -132,7 +132,7 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
     """Check quotes and copy meat from the named transcript (meat without a named one is looked up)."""
     if not choice.named and not intent.get("meat"):
         return None
-    from wheypoint.credentials import scan_text
+    from wheypoint.rules import secret_problem
     from wheypoint.transcripts import discovery, grounding
     from wheypoint.transcripts.model import ReadStats
 
@@ -142,11 +142,10 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
     )  # fmt: skip
     found = grounding.ground(intent, discovery.turns_of(located, ReadStats()), located.harness, located.session_id)
     problems = list(found.problems)
-    for index, item in enumerate(found.meat):
-        rules = sorted({hit.rule for hit in scan_text(item["text"])})
-        if rules:
-            why = f"turn {item['turn']} looks like it holds a credential (rule: {', '.join(rules)})"
-            problems.append(Problem("secret-pattern", f"$.meat[{index}]", why))
+    for index, item in enumerate(found.meat):  # copied text is scanned like typed text
+        secret = secret_problem(f"$.meat[{index}]", item["text"])
+        if secret is not None:
+            problems.append(secret)
     if problems:
         raise Refusal("invalid-intent", f"the intent has {len(problems)} problem(s) against its transcript", problems)
     session = {"harness": located.harness, "id": located.session_id} if located.session_id else None

@@ -234,22 +234,21 @@ def _field_name(path: str) -> str:
     return re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
 
 
-def check_credentials(intent: dict[str, Any]) -> list[Problem]:
-    """Text that looks like a credential is refused; the field and rule are named, the value never."""
+def secret_problem(path: str, text: str) -> Problem | None:
+    """`secret-pattern` when a text looks like it holds a credential: the rules are named, the value never."""
     from wheypoint.credentials import scan_text
 
-    problems: list[Problem] = []
-    for path, text in walk_strings(intent):
-        rules = sorted({hit.rule for hit in scan_text(text)})
-        if rules:
-            problems.append(
-                Problem(
-                    "secret-pattern",
-                    path,
-                    f"looks like a credential (rule: {', '.join(rules)}); reference where it lives",
-                )
-            )
-    return problems
+    rules = sorted({hit.rule for hit in scan_text(text)})
+    if not rules:
+        return None
+    return Problem(
+        "secret-pattern", path, f"looks like a credential (rule: {', '.join(rules)}); reference where it lives"
+    )
+
+
+def check_credentials(intent: dict[str, Any]) -> list[Problem]:
+    """Every string of the intent that looks like a credential is refused."""
+    return [p for path, text in walk_strings(intent) if (p := secret_problem(path, text)) is not None]
 
 
 def check_identity(intent: dict[str, Any]) -> list[Problem]:
