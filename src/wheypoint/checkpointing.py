@@ -121,6 +121,15 @@ class TranscriptChoice(NamedTuple):
     def named(self) -> bool:
         return bool(self.transcript or self.session or self.hook)
 
+    def locate(self, ctx: Context) -> Any:
+        """The one session this choice means (a `discovery.Located`), or the refusal that says why not."""
+        from wheypoint.transcripts import discovery
+
+        return discovery.locate(
+            cwd=ctx.cwd, environ=ctx.environ, transcript=self.transcript, session=self.session,
+            harness=self.harness, hook=self.hook, latest=self.latest,
+        )  # fmt: skip
+
 
 class Grounding(NamedTuple):
     session: dict[str, str] | None
@@ -136,10 +145,7 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
     from wheypoint.transcripts import discovery, grounding
     from wheypoint.transcripts.model import ReadStats
 
-    located = discovery.locate(
-        cwd=ctx.cwd, environ=ctx.environ, transcript=choice.transcript, session=choice.session,
-        harness=choice.harness, hook=choice.hook, latest=choice.latest,
-    )  # fmt: skip
+    located = choice.locate(ctx)
     found = grounding.ground(intent, discovery.turns_of(located, ReadStats()), located.harness, located.session_id)
     problems = list(found.problems)
     for index, item in enumerate(found.meat):  # copied text is scanned like typed text

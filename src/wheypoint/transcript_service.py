@@ -18,13 +18,6 @@ from wheypoint.transcripts.model import ALL_KINDS, USER_KINDS, ReadStats, Turn
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
-def _locate(ctx: Context, choice: TranscriptChoice) -> discovery.Located:
-    return discovery.locate(
-        cwd=ctx.cwd, environ=ctx.environ, transcript=choice.transcript, session=choice.session,
-        harness=choice.harness, hook=choice.hook, latest=choice.latest,
-    )  # fmt: skip
-
-
 def _header(located: discovery.Located, stats: ReadStats) -> dict[str, Any]:
     return {
         "harness": located.harness,
@@ -56,7 +49,7 @@ def turns(
     if unknown:
         raise Refusal("unknown-kind", f"no turn kind {', '.join(unknown)}; kinds: {', '.join(ALL_KINDS)}", exit_code=2)
     wanted = set(kinds) if kinds else set(ALL_KINDS if every else USER_KINDS)
-    located = _locate(ctx, choice)
+    located = choice.locate(ctx)
     stats = ReadStats()
     # A timestamp --since needs nothing else; a turn id may be any kind, so then every kind is read.
     hint = frozenset(wanted) if not since or _TIMESTAMP.match(since) else None
@@ -76,7 +69,7 @@ def turns(
 
 
 def harvest_trailers(ctx: Context, choice: TranscriptChoice) -> dict[str, Any]:
-    located = _locate(ctx, choice)
+    located = choice.locate(ctx)
     stats = ReadStats()
     found = harvest(discovery.turns_of(located, stats))
     return {**_header(located, stats), "count": len(found), "parsed": sum(t.status == "ok" for t in found),
@@ -92,7 +85,7 @@ def snapshot(
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", stream):
         raise Refusal("usage", f"--stream {stream!r}: letters, digits, '.', '_' and '-' only", exit_code=2)
-    located = _locate(ctx, choice)
+    located = choice.locate(ctx)
     stats = ReadStats()
     wanted = {item["turn"]: item for item in meat}
     designated: dict[str, Turn] = {}
