@@ -81,10 +81,9 @@ def lint_path(ctx: Context, path: str) -> dict[str, Any]:
 
 def _record_for(ctx: Context, ref: str, workspace_root: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(resolution, record) for a reference that resolves to a store record; refused otherwise."""
-    from wheypoint.resolving import resolve
+    from wheypoint.resolving import resolve_with_record
 
-    resolution = resolve(ctx, ref, workspace_root)
-    record = _store_record(ctx, resolution.get("work_id"))
+    resolution, record = resolve_with_record(ctx, ref, workspace_root)
     if record is None:
         code = "ambiguous" if resolution["outcome"] == "ambiguous" else "record-missing"
         raise Refusal(code, f"{ref!r} does not resolve to one store record ({resolution['outcome']})",
@@ -126,10 +125,9 @@ def handoff_render(ctx: Context, ref: str, workspace_root: str | None, budget: s
 def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
     """What a resuming agent should do. Only an authoritative resolution is dispatched; else it is surfaced."""
     from wheypoint.handoff import dispatch, dispatch_record
-    from wheypoint.resolving import resolve
+    from wheypoint.resolving import resolve_with_record
 
-    resolution = resolve(ctx, ref, workspace_root)
-    record = _store_record(ctx, resolution.get("work_id"))
+    resolution, record = resolve_with_record(ctx, ref, workspace_root)
     if record is not None:
         action = dispatch_record(record)
     elif resolution.get("note_path"):  # a legacy note: read, never run without a person

@@ -20,7 +20,6 @@ from wheypoint.trust import gate_findings, git_findings, link_findings, note_fin
 from wheypoint.workspace import find_checkout
 
 CANDIDATE_LIMIT = 20
-_NOTE_WORK = re.compile(r"^  work_id: (\S+)$", re.MULTILINE)
 
 
 def _candidate(work: WorkRef) -> dict[str, Any]:
@@ -60,7 +59,16 @@ def _answer(outcome: str, **fields: Any) -> dict[str, Any]:
     return {"outcome": outcome, "dispatchable": outcome == "authoritative", **fields}
 
 
+Resolved = tuple[dict[str, Any], "dict[str, Any] | None"]  # (the reply, the record when one was found)
+
+
 def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
+    """The `resolve` reply for a reference."""
+    return resolve_with_record(ctx, ref, workspace_root)[0]
+
+
+def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> Resolved:
+    """The reply and the record it found, read once, for commands that go on to use the record."""
     if workspace_root:
         root = Path(workspace_root).expanduser()
         if not root.is_dir():
@@ -79,11 +87,11 @@ def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any
             searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
                         f"slugs starting with {ref!r}", f"slugs containing {ref!r}"]  # fmt: skip
             return _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
-                           candidates=[], findings=[])  # fmt: skip
+                           candidates=[], findings=[]), None  # fmt: skip
         if len(works) > 1:
             shown = [_candidate(w) for w in works[:CANDIDATE_LIMIT]]
             return _answer("ambiguous", ref=ref, matched_by=matched, candidates=shown,
-                           more=len(works) > CANDIDATE_LIMIT, findings=[])  # fmt: skip
+                           more=len(works) > CANDIDATE_LIMIT, findings=[]), None  # fmt: skip
         return _trusted(ctx, store, works[0], matched, ref)
     finally:
         store.close()
@@ -100,29 +108,28 @@ def _legacy_match(ctx: Context, ref: str) -> Path | None:
     return chosen[0] if len(chosen) == 1 else None
 
 
-def _resolve_path(ctx: Context, store: Store, path: Path) -> dict[str, Any]:
+def _resolve_path(ctx: Context, store: Store, path: Path) -> Resolved:
+    from wheypoint.notes_service import read_note
+
     if not path.is_file():
-        return _answer("not-found", ref=str(path), searched=[str(path)], suggestions=[], candidates=[], findings=[])
-    try:
-        with path.open("rb") as handle:
-            text = handle.read(1024 * 1024).decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise Refusal("note-unreadable", f"cannot read {path}: {exc.strerror}") from None
-    pinned = _NOTE_WORK.search(text)
-    work = store.work(pinned.group(1)) if pinned else None
+        return _answer(
+            "not-found", ref=str(path), searched=[str(path)], suggestions=[], candidates=[], findings=[]
+        ), None
+    from wheypoint.noteparse import parse_note
+
+    pins = parse_note(read_note(path)).wheypoint or {}
+    work = store.work(pins["work_id"]) if pins.get("work_id") else None
     if work is None:
         finding = Finding("legacy-note", GATING, f"{path} is not backed by a store record: read it, and "
                           "`wheypoint adopt` it to make it a record")  # fmt: skip
         return _answer("gated", ref=str(path), matched_by="path", work_id=None, note_path=str(path),
-                       candidates=[], findings=[finding.as_json()])  # fmt: skip
+                       candidates=[], findings=[finding.as_json()]), None  # fmt: skip
     checkout = find_checkout(path.parent)
     return _trusted(Context(cwd=checkout.toplevel if checkout else path.parent, environ=ctx.environ), store, work,
                     "path", str(path), note=path)  # fmt: skip
 
 
-def _trusted(
-    ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: Path | None = None
-) -> dict[str, Any]:
+def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: Path | None = None) -> Resolved:
     record = store.record(work.work_id)
     if record is None:
         raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
@@ -130,10 +137,11 @@ def _trusted(
     findings = gate_findings(record, store.revisions(work.work_id))
     findings += note_findings(record, note) + link_findings(record, ctx.checkout) + git_findings(record, ctx.checkout)
     outcome = "gated" if any(f.severity == GATING for f in findings) else "authoritative"
-    return _answer(
+    reply = _answer(
         outcome, ref=ref, matched_by=matched, work_id=record["work_id"], slug=record["slug"],
         project=record["project_key"], status=record["status"], next=record["next"],
         revision_id=record["revision_id"], revision_number=record["revision_number"],
         record_digest=record["record_digest"], note_path=str(note), candidates=[],
         findings=[f.as_json() for f in findings],
     )  # fmt: skip
+    return reply, record

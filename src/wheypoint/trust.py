@@ -6,7 +6,6 @@ active gate is never dispatchable either, since the next move waits on a human d
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,6 @@ from wheypoint.errors import ADVISORY, GATING, Finding
 from wheypoint.projection import note_digest, render
 from wheypoint.refs import line_ref_path, pinned_refs, ref_kind
 from wheypoint.workspace import Checkout, file_digest
-
-_NOTE_DIGEST = re.compile(r"^  note_digest: (\S+)$", re.MULTILINE)
-_NOTE_REVISION = re.compile(r"^  revision_id: (\S+)$", re.MULTILINE)
 
 
 def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> list[Finding]:
@@ -44,11 +40,12 @@ def note_findings(record: dict[str, Any], note: Path) -> list[Finding]:
         return [Finding("note-unreadable", ADVISORY, f"{note}: {exc}")]
     if text == render(record):
         return []
-    stored = _NOTE_DIGEST.search(text)
-    if stored is None or stored.group(1) != note_digest(text):
+    from wheypoint.noteparse import parse_note
+
+    pins = parse_note(text).wheypoint or {}
+    if pins.get("note_digest") != note_digest(text):
         return [Finding("note-hand-edited", GATING, f"{note} was edited by hand; the store holds the handoff")]
-    revision = _NOTE_REVISION.search(text)
-    behind = revision.group(1) if revision else "?"
+    behind = pins.get("revision_id", "?")
     return [Finding("note-stale", ADVISORY, f"{note} shows {behind}; the head is {record['revision_id']}")]
 
 
