@@ -71,16 +71,16 @@ def _store_only(query: WorkQuery) -> bool:
 
 def _legacy_rows(ctx: Context, query: WorkQuery) -> list[dict[str, Any]]:
     """Hand-written notes in this checkout and its worktrees that fit the filters, marked as legacy."""
-    from wheypoint.notes_service import legacy_notes, read_note
+    from wheypoint.notes_service import legacy_notes
 
     rows = []
-    for path, parsed in legacy_notes(ctx):
+    for path, parsed, text in legacy_notes(ctx):
         status_ok = not query.statuses or any(
             s in (parsed.status_kind, parsed.status) for s in query.statuses
         )  # fmt: skip
         gated_ok = query.gated is None or query.gated == (parsed.status_kind == "gated")
         next_ok = not query.nexts or parsed.next in query.nexts
-        grep_ok = not query.grep or any(g.lower() in read_note(path).lower() for g in query.grep)
+        grep_ok = not query.grep or any(g.lower() in text.lower() for g in query.grep)
         if status_ok and gated_ok and next_ok and grep_ok:
             rows.append({
                 "work_id": None, "slug": path.stem, "project": ctx.project_key(), "status": parsed.status or "",

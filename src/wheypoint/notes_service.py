@@ -8,7 +8,7 @@ only `adopt` turns one into a store record.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wheypoint.errors import Refusal
 from wheypoint.notefile import NOTES_SUBDIR
@@ -42,7 +42,13 @@ def worktree_roots(checkout: Checkout) -> list[Path]:
     return roots
 
 
-def legacy_notes(ctx: Context) -> list[tuple[Path, ParsedNote]]:
+class LegacyNote(NamedTuple):
+    path: Path
+    parsed: ParsedNote
+    text: str
+
+
+def legacy_notes(ctx: Context) -> list[LegacyNote]:
     """Hand-written notes (no wheypoint pins) in the checkout and its worktrees, or in the current folder."""
     checkout = ctx.checkout
     roots = worktree_roots(checkout) if checkout else [ctx.cwd]
@@ -51,11 +57,12 @@ def legacy_notes(ctx: Context) -> list[tuple[Path, ParsedNote]]:
         folder = root / NOTES_SUBDIR
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             try:
-                parsed = parse_note(read_note(path))
+                text = read_note(path)
             except Refusal:
                 continue
+            parsed = parse_note(text)
             if parsed.format != "wheypoint":
-                found.append((path, parsed))
+                found.append(LegacyNote(path, parsed, text))
     return found
 
 

@@ -101,7 +101,7 @@ def _legacy_match(ctx: Context, ref: str) -> Path | None:
     """A hand-written note in this checkout or its worktrees named by this slug exactly, or by a unique prefix."""
     from wheypoint.notes_service import legacy_notes
 
-    paths = [path for path, _ in legacy_notes(ctx)]
+    paths = [note.path for note in legacy_notes(ctx)]
     exact = [p for p in paths if p.stem == ref]
     prefixed = [p for p in paths if p.stem.startswith(ref)]
     chosen = exact or prefixed
