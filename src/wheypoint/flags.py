@@ -90,7 +90,6 @@ class ParsedCommand:
     intent: dict[str, Any] | None
     source: str | None  # a path, "-" or None when the intent came from flags
     options: dict[str, Any]
-    has_intent_flags: bool
 
 
 def _value(argv: list[str], index: int, flag: str) -> str:
@@ -326,7 +325,7 @@ def parse_intent_command(argv: list[str], stdin_is_tty: bool) -> ParsedCommand:
     if "compacted" in parser.options and isinstance(intent, dict):
         proof = parse_json_document(read_input(parser.options["compacted"], "compaction-proof"), "compaction-proof")
         intent["compaction"] = proof
-    return ParsedCommand(intent, source, parser.options, parser.intent_flags)
+    return ParsedCommand(intent, source, parser.options)
 
 
 SNAPSHOT_OPTIONS = {"--stream", "--summary", "--summary-file", "--out"}

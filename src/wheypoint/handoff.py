@@ -25,7 +25,6 @@ from wheypoint.noteparse import NoteProblem, ParsedNote, parse_note
 from wheypoint.projection import render
 
 MALFORMED_NEXT = "malformed handoff: next: required"
-PIPELINE_MOVES = ("mold", "cut", "cook", "press", "age", "cure")
 DIRECTIONS = ("research", "decide", "build")
 PACKET_CATEGORIES = ("gates", "directives", "open", "blockers", "decisions", "notes")
 _TASK_FIELDS = ("intent", "repo", "worktree", "branch", "branch_from")

@@ -39,7 +39,6 @@ from wheypoint.rules import PREAMBLE_KEYS
 
 MAX_NOTE_BYTES = 1 << 20
 PIN_KEYS = ("work_id", "slug", "project", "revision_id", "revision_number", "record_digest", "note_digest")
-STATUS_KINDS = ("ok", "gated", "halt")
 # Keys that may sit after the orientation line: the indented blocks.
 TRAILING_KEYS = ("parallel", "tasks", "wheypoint", "baseline")
 

@@ -17,8 +17,6 @@ LINE_REF = re.compile(r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+):
 # The pinned form, `path:line@<sha>`, that pin_text writes.
 PINNED_REF = re.compile(r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+):\d+(?:-\d+)?@([0-9a-f]{7,40})\b")
 
-REF_KINDS = ("url", "xdg", "wheypoint", "absolute", "relative")
-
 
 def line_refs(text: str) -> list[str]:
     """Every bare path:line reference in a text, in order, without repeats."""
