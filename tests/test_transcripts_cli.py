@@ -201,3 +201,18 @@ def test_the_user_only_fast_path_finds_the_same_user_turns() -> None:
         assert fast == full, path.name
         agent_lines = stats.skipped["assistant (not requested)"]
         assert agent_lines > 0 or "assistant" not in path.read_text(), path.name
+
+
+def test_a_gemini_session_is_found_by_the_hash_of_the_checkout(wp: Runner, tmp_path: Path) -> None:
+    import hashlib
+
+    source = shared_path("corpus", "gemini", "agenthistory-gemini-session.json")
+    repo = make_repo(tmp_path / "gem")
+    home = tmp_path / "user"
+    digest = hashlib.sha256(str(repo).encode()).hexdigest()
+    chats = home / ".gemini" / "tmp" / digest / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(source, chats / "session-2026-06-05T04-59-dcbe78d3.json")
+    found = wp("turns", "--format", "json", cwd=repo, env={"HOME": str(home)})
+    assert found.code == 0, found.stdout
+    assert found.json["harness"] == "gemini" and found.json["count"] == 1

@@ -136,6 +136,9 @@ def locate(
     checkout = find_checkout(cwd)
     root = checkout.toplevel if checkout else cwd
     found = [info for info in all_sessions(environ, harness) if _inside(info.cwd, root)]
+    if harness in (None, "gemini"):  # older Gemini CLI builds record only a hash of the project root
+        known = {info.path for info in found}
+        found += [i for i in reader("gemini").sessions_for_cwd(environ, str(root)) if i.path not in known]
     chosen = _choose(found, latest, f"for {root}")
     return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
 
