@@ -88,13 +88,13 @@ def slug_for(index: int) -> str:
 
 def build_store(size: int, home: Path, scratch: Path) -> None:
     """Write `size` works, one first checkpoint each, through wheypoint's own service layer."""
-    from wheypoint.flags import parse_intent_command
-    from wheypoint.service import Context, NoteOptions
+    from wheypoint.app.context import Context, NoteOptions
+    from wheypoint.cli.flags import parse_intent_command
 
     try:
-        from wheypoint.checkpointing import checkpoint
+        from wheypoint.app.checkpoint import checkpoint
     except ImportError:  # the layout before the write path moved out of service
-        from wheypoint.service import checkpoint  # type: ignore[attr-defined,no-redef]
+        from wheypoint.app.context import checkpoint  # type: ignore[attr-defined,no-redef]
 
     ctx = Context(cwd=scratch, environ={"WHEYPOINT_HOME": str(home)}, project=PROJECT)
     rng = random.Random(size * 7919 + 17)

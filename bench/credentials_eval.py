@@ -1,4 +1,4 @@
-"""Measure wheypoint.credentials: recall on generated fake credentials, firing on near-misses, and
+"""Measure wheypoint.model.credentials: recall on generated fake credentials, firing on near-misses, and
 false positives over the user turns of the real transcripts in ../shared/corpus.
 
 Run from the repository root:  python3 bench/credentials_eval.py  [--seed N] [--verbose]
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from wheypoint.credentials import RULES, CredentialHit, scan_text  # noqa: E402
+from wheypoint.model.credentials import RULES, CredentialHit, scan_text  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -615,7 +615,7 @@ def main() -> int:
     print(f"| **all** | **{total}** | **{found}** | **{found / total:.1%}** | **{right}** |\n")
 
     # The generic rule on bare random values: what share of random strings it would miss.
-    from wheypoint.credentials import _looks_random  # the heuristic behind high-entropy-assignment
+    from wheypoint.model.credentials import _looks_random  # the heuristic behind high-entropy-assignment
 
     rng = random.Random(args.seed)
     alphabets = {

@@ -114,8 +114,8 @@ def bulk_intent(index: int, planted: bool) -> dict[str, Any]:
 
 def _prepare(task: tuple[int, int, frozenset[int]]) -> list[tuple[str, str, Any]]:
     """(work id, revision id, outcome) of records start..stop: validation and the kernel, off the writer."""
-    from wheypoint.intake import require_valid
-    from wheypoint.kernel import Provenance, apply, genesis_identity, request_digest, revision_id_for
+    from wheypoint.model.intake import require_valid
+    from wheypoint.model.kernel import Provenance, apply, genesis_identity, request_digest, revision_id_for
 
     start, stop, planted = task
     prov = Provenance(project_key=bl.PROJECT, captured_at=CAPTURED_AT)
@@ -130,7 +130,7 @@ def _prepare(task: tuple[int, int, frozenset[int]]) -> list[tuple[str, str, Any]
 
 def build_store(size: int, store_file: Path) -> None:
     """Write `size` works in process, the store opened non-durable; workers prepare, this process commits."""
-    from wheypoint.sqlite_store import SqliteStore
+    from wheypoint.store.sqlite.backend import SqliteStore
 
     planted = grep_indices(size)
     tasks = [(start, min(start + CHUNK, size), planted) for start in range(0, size, CHUNK)]
@@ -194,8 +194,8 @@ def add_targets(home: Path, repo: Path) -> None:
     get pinned, so resolving it asks git whether the commit exists, how far HEAD moved and whether the
     pinned files changed, as it would for a handoff written in a real checkout.
     """
-    from wheypoint.checkpointing import checkpoint
-    from wheypoint.service import Context, NoteOptions
+    from wheypoint.app.checkpoint import checkpoint
+    from wheypoint.app.context import Context, NoteOptions
 
     ctx = Context(cwd=repo, environ={"WHEYPOINT_HOME": str(home)}, project=bl.PROJECT)
     for number, target in enumerate(TARGETS):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wheypoint.canonical import CanonicalError, canonical_bytes, canonical_text, digest, short_hash
+from wheypoint.model.canonical import CanonicalError, canonical_bytes, canonical_text, digest, short_hash
 
 
 def test_keys_sort_by_utf16_code_units_as_rfc8785_shows() -> None:

@@ -23,7 +23,7 @@ RACERS = 10
 # instead of one interpreter start-up (~0.2 s) apart.
 _GATED_MAIN = """
 import os, runpy, sys, time
-import wheypoint.cli, wheypoint.service, wheypoint.sqlite_store
+import wheypoint.cli.main, wheypoint.app.context, wheypoint.store.sqlite.backend
 gate = sys.argv.pop(1)
 open(gate + ".ready." + str(os.getpid()), "w").close()
 deadline = time.monotonic() + 60

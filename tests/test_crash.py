@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from wheypoint.canonical import digest
+from wheypoint.model.canonical import digest
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")
 
@@ -64,7 +64,7 @@ def _acknowledged(code: int, out: str) -> dict[str, Any] | None:
 
 def _head(slug: str = SLUG) -> dict[str, Any]:
     """`wheypoint show` run in this process (the `place` fixture set its environment and folder): no start-up."""
-    from wheypoint.cli import main
+    from wheypoint.cli.main import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

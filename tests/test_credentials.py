@@ -1,4 +1,4 @@
-"""Tests for wheypoint.credentials: every rule fires, the allow-list suppresses, prose passes."""
+"""Tests for wheypoint.model.credentials: every rule fires, the allow-list suppresses, prose passes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheypoint.credentials import ALLOWLIST, RULES, CredentialHit, scan_text
+from wheypoint.model.credentials import ALLOWLIST, RULES, CredentialHit, scan_text
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 

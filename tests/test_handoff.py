@@ -21,9 +21,16 @@ from test_noteparse import (
     gated_tasks_record,
     resolved_record,
 )
-from wheypoint.errors import Refusal
-from wheypoint.handoff import MALFORMED_NEXT, PACKET_CATEGORIES, dispatch, dispatch_record, packet_size, render_packet
-from wheypoint.noteparse import parse_note
+from wheypoint.model.errors import Refusal
+from wheypoint.notes.handoff import (
+    MALFORMED_NEXT,
+    PACKET_CATEGORIES,
+    dispatch,
+    dispatch_record,
+    packet_size,
+    render_packet,
+)
+from wheypoint.notes.parse import parse_note
 
 
 def note(*lines: str) -> dict[str, Any]:

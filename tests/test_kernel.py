@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheypoint.canonical import digest
-from wheypoint.contract import RECORD, REVISION
-from wheypoint.derived import derive_status, notes_stale
-from wheypoint.errors import Refusal
-from wheypoint.intake import intent_problems
-from wheypoint.kernel import Provenance, apply, derive_slug, work_id_for
-from wheypoint.schemacheck import SchemaChecker
+from wheypoint.model.canonical import digest
+from wheypoint.model.contract import RECORD, REVISION
+from wheypoint.model.derived import derive_status, notes_stale
+from wheypoint.model.errors import Refusal
+from wheypoint.model.intake import intent_problems
+from wheypoint.model.kernel import Provenance, apply, derive_slug, work_id_for
+from wheypoint.model.schemacheck import SchemaChecker
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z")
 GENESIS: dict[str, Any] = {

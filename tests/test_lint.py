@@ -21,9 +21,9 @@ from test_noteparse import (
     gated_tasks_record,
     resolved_record,
 )
-from wheypoint.kernel import apply
-from wheypoint.lint import GATING, SEVERITY, Finding, clean, lint_note, lint_report
-from wheypoint.projection import note_digest, render
+from wheypoint.model.kernel import apply
+from wheypoint.notes.lint import GATING, SEVERITY, Finding, clean, lint_note, lint_report
+from wheypoint.notes.render import note_digest, render
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "notes.md"
 

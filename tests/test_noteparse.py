@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheypoint.kernel import Provenance, apply
-from wheypoint.noteparse import MAX_NOTE_BYTES, parse_next_items, parse_note
-from wheypoint.projection import render
+from wheypoint.model.kernel import Provenance, apply
+from wheypoint.notes.parse import MAX_NOTE_BYTES, parse_next_items, parse_note
+from wheypoint.notes.render import render
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z", session={"harness": "codex", "id": "s1"},
                   git={"branch": "main", "commit": "0123456789abcdef0123456789abcdef01234567"})  # fmt: skip

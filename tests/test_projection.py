@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheypoint.kernel import Provenance, apply
-from wheypoint.projection import SECTIONS, TITLE, note_digest, render
+from wheypoint.model.kernel import Provenance, apply
+from wheypoint.notes.render import SECTIONS, TITLE, note_digest, render
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z", session={"harness": "codex", "id": "s1"},
                   git={"branch": "main", "commit": "0123456789abcdef0123456789abcdef01234567"})  # fmt: skip

@@ -8,9 +8,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from wheypoint.contract import CONTRACTS
-from wheypoint.errors import Refusal
-from wheypoint.intake import intent_problems, parse_json_document
+from wheypoint.model.contract import CONTRACTS
+from wheypoint.model.errors import Refusal
+from wheypoint.model.intake import intent_problems, parse_json_document
 
 GOOD: dict[str, Any] = {
     "slug": "retry-backoff",

@@ -2,6 +2,6 @@
 
 import sys
 
-from wheypoint.cli import main
+from wheypoint.cli.main import main
 
 sys.exit(main())

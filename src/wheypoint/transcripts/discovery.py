@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from wheypoint.errors import Refusal
-from wheypoint.transcripts.model import HARNESSES, SessionInfo
+from wheypoint.model.errors import Refusal, bad_parameter
+from wheypoint.model.shapes import READABLE_HARNESSES as HARNESSES
+from wheypoint.transcripts.model import SessionInfo
 
 _MODULES = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
 
@@ -24,7 +25,7 @@ _MODULES = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "
 def reader(harness: str) -> ModuleType:
     """The reader module of a harness, imported on first use."""
     if harness not in _MODULES:
-        raise Refusal("unknown-harness", f"no reader for {harness!r}; known: {', '.join(HARNESSES)}", exit_code=2)
+        raise bad_parameter("harness", f"takes {', '.join(HARNESSES)} (no reader for {harness!r})", "unknown-harness")
     return importlib.import_module(f"wheypoint.transcripts.{_MODULES[harness]}")
 
 
@@ -116,8 +117,13 @@ def locate(
     harness: str | None = None,
     hook: Mapping[str, Any] | None = None,
     latest: bool = False,
+    project_root: Callable[[Path], Path] = lambda folder: folder,
 ) -> Located:
-    """The one session a command means, or a refusal that says why there is not exactly one."""
+    """The one session a command means, or a refusal that says why there is not exactly one.
+
+    `project_root` maps a folder to the top of the project holding it (the caller knows checkouts);
+    sessions recorded anywhere under that top are this project's.
+    """
     if harness is not None:
         reader(harness)  # refuse an unknown harness before anything else
     if hook is not None:
@@ -131,10 +137,7 @@ def locate(
         found = [info for info in all_sessions(environ, harness) if info.session_id == session]
         chosen = _choose(found, latest, f"with id {session}")
         return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
-    from wheypoint.workspace import find_checkout
-
-    checkout = find_checkout(cwd)
-    root = checkout.toplevel if checkout else cwd
+    root = project_root(cwd)
     found = [info for info in all_sessions(environ, harness) if _inside(info.cwd, root)]
     if harness in (None, "gemini"):  # older Gemini CLI builds record only a hash of the project root
         known = {info.path for info in found}

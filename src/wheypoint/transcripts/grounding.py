@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from wheypoint.contract import MAX_MEAT_TEXT
-from wheypoint.errors import Problem
+from wheypoint.model.contract import MAX_MEAT_TEXT
+from wheypoint.model.errors import Problem
 from wheypoint.transcripts.model import USER_KINDS, Turn
 
 _WORD = re.compile(r"\w+")

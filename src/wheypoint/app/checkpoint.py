@@ -1,0 +1,217 @@
+"""Writing a checkpoint: pick the target work, observe the world, commit through the store, write the note.
+
+`validate` runs the same path without committing, so it refuses exactly what `checkpoint` would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for
+from wheypoint.app.workspace import Checkout, file_digest, find_checkout
+from wheypoint.model.errors import Problem, Refusal
+from wheypoint.model.intake import require_valid
+from wheypoint.model.kernel import Provenance, apply, genesis_identity, record_refs, request_digest, revision_id_for
+from wheypoint.model.refs import line_ref_path, line_refs, ref_kind
+from wheypoint.notes.files import write_atomic
+from wheypoint.notes.render import render
+from wheypoint.store.base import Store
+
+
+def _target(store: Store, intent: dict[str, Any], project_key: str) -> tuple[str, str | None]:
+    """(work id, project key) the intent writes to; the work may not exist yet."""
+    if "work_id" in intent:
+        work = store.work(intent["work_id"])
+        if work is None:
+            raise Refusal("record-missing", f"no work {intent['work_id']}; a first checkpoint gives a slug instead")
+        return work.work_id, work.project_key
+    base = intent.get("base_revision_id")
+    if base and "slug" not in intent:
+        work = store.work_of_revision(base)
+        if work is None:
+            raise Refusal("unknown-base", f"no revision {base} in the store")
+        return work.work_id, work.project_key
+    _, work_id = genesis_identity(intent, project_key)
+    existing = store.work(work_id)
+    return work_id, existing.project_key if existing else project_key
+
+
+def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: Grounding | None) -> tuple[
+    Provenance, list[Problem]]:  # fmt: skip
+    """What the world says about an intent's references (pins, local refs, file digests) and its transcript.
+
+    Runs before the store's write transaction: git subprocesses and file hashing must not hold the lock.
+    """
+    checkout = ctx.checkout
+    root = checkout.toplevel if checkout else ctx.cwd
+    warnings: list[Problem] = []
+    line_ref_sites: list[tuple[str, str]] = []
+    for index, item in enumerate(intent.get("working_context", [])):
+        line_ref_sites += [(f"$.working_context[{index}]", ref) for ref in line_refs(item)]
+    for index, link in enumerate(intent.get("artifact_links", [])):
+        line_ref_sites += [(f"$.artifact_links[{index}].ref", ref) for ref in line_refs(link["ref"])]
+    tracked = checkout.tracked_at_head(sorted({line_ref_path(r) for _, r in line_ref_sites})) if checkout else set()
+    pins: dict[str, str] = {}
+    for path, ref in line_ref_sites:
+        if checkout and checkout.commit and line_ref_path(ref) in tracked:
+            pins[ref] = f"{ref}@{checkout.commit[:7]}"
+        else:
+            why = "no git commit here" if not (checkout and checkout.commit) else "not tracked at HEAD"
+            warnings.append(Problem("unpinned-line-ref", path, f"{ref} is left unpinned: {why}"))
+
+    candidates = set(record_refs(intent))
+    local = {r for r in candidates if _is_local(r, checkout, ctx.cwd)}
+    relative = sorted(r for r in candidates if ref_kind(r) == "relative" and " " not in r)
+    if checkout:
+        ignored = checkout.ignored([line_ref_path(r) for r in relative])
+        local |= {r for r in relative if line_ref_path(r) in ignored}
+    digests = {}
+    for link in intent.get("artifact_links", []):
+        if ref_kind(link["ref"]) == "relative":
+            target = root / line_ref_path(link["ref"])
+            if checkout is None or checkout.contains(target):
+                found = file_digest(target)
+                if found:
+                    digests[link["ref"]] = found
+    git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
+    session = intent.get("session") or (grounding.session if grounding else None) or ctx.session()
+    prov = Provenance(
+        project_key=project_key, captured_at=ctx.now(), session=session, git=git, pins=pins,
+        local_refs=frozenset(local), file_digests=digests,
+        quote_turns=grounding.quote_turns if grounding else {}, meat=grounding.meat if grounding else (),
+    )  # fmt: skip
+    return prov, warnings
+
+
+def _is_local(ref: str, checkout: Checkout | None, cwd: Path) -> bool:
+    kind = ref_kind(ref)
+    if kind == "xdg":
+        return True
+    if kind == "absolute":
+        return checkout is None or not checkout.contains(Path(ref).expanduser())
+    if kind == "relative" and checkout is not None and " " not in ref:
+        return not checkout.contains(checkout.toplevel / line_ref_path(ref))
+    return False
+
+
+def write_note(ctx: Context, record: dict[str, Any], options: NoteOptions) -> tuple[str | None, str, list[Problem]]:
+    """(note path, durability, warnings): the note is derived, so failing to write it is a warning."""
+    if options.no_note:
+        return None, "canonical-local", []
+    path = note_path_for(ctx, record["slug"], options)
+    try:
+        write_atomic(path, render(record))
+    except OSError as exc:
+        return None, "canonical-local", [Problem("note-unwritable", str(path), f"the note was not written: {exc}")]
+    durability = "repo-snapshot" if find_checkout(path.parent) is not None else "canonical-local"
+    return str(path), durability, []
+
+
+class Grounding(NamedTuple):
+    session: dict[str, str] | None
+    quote_turns: dict[str, str]
+    meat: tuple[dict[str, Any], ...]
+
+
+def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> Grounding | None:
+    """Check quotes and copy meat from the named transcript (meat without a named one is looked up)."""
+    if not choice.named and not intent.get("meat"):
+        return None
+    from wheypoint.model.rules import secret_problem
+    from wheypoint.transcripts import discovery, grounding
+    from wheypoint.transcripts.model import ReadStats
+
+    located = choice.locate(ctx)
+    found = grounding.ground(intent, discovery.turns_of(located, ReadStats()), located.harness, located.session_id)
+    problems = list(found.problems)
+    for index, item in enumerate(found.meat):  # copied text is scanned like typed text
+        secret = secret_problem(f"$.meat[{index}]", item["text"])
+        if secret is not None:
+            problems.append(secret)
+    if problems:
+        raise Refusal("invalid-intent", f"the intent has {len(problems)} problem(s) against its transcript", problems)
+    session = {"harness": located.harness, "id": located.session_id} if located.session_id else None
+    return Grounding(session, found.quote_turns, found.meat)
+
+
+def _dry_run_or_commit(
+    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, *, write: bool
+) -> dict[str, Any]:
+    project_key = ctx.project_key()
+    grounded = _ground(ctx, intent, choice)
+    store = ctx.open_store(create=write)
+    try:
+        work_id, work_project = _target(store, intent, project_key)
+        base = intent.get("base_revision_id")
+        candidate = revision_id_for(work_id, base, request_digest(intent))
+        prov, observed = observe(ctx, intent, work_project or project_key, grounded)
+
+        def build(head: dict[str, Any] | None) -> Any:
+            return apply(head, intent, prov)
+
+        if not write:
+            replay = store.record(work_id, candidate)
+            if replay is not None:
+                receipt = next(r for r in store.revisions(work_id) if r["revision_id"] == candidate)
+                return {"record": replay, "revision": receipt, "replayed": True, "warnings": []}
+            head = store.record(work_id)
+            _check_base(work_id, head, base)
+            outcome = build(head)
+            return {"record": outcome.record, "revision": outcome.revision, "replayed": False,
+                    "warnings": observed + outcome.warnings}  # fmt: skip
+        committed = store.commit(work_id, base, candidate, build)
+        return {"record": committed.record, "revision": committed.revision, "replayed": committed.replayed,
+                "warnings": observed + committed.warnings}  # fmt: skip
+    finally:
+        store.close()
+
+
+def _check_base(work_id: str, head: dict[str, Any] | None, base: str | None) -> None:
+    """The same base rules the store enforces on commit, for a dry run."""
+    if head is None and base is not None:
+        raise Refusal("unknown-base", f"revision {base} is not a revision of {work_id}, which has none yet")
+    if head is None or base == head["revision_id"]:
+        return
+    code = "base-revision-required" if base is None else "stale-parent"
+    raise Refusal(code, f"the head of {work_id} is {head['revision_id']}; pass it as the base",
+                  details={"work_id": work_id, "head_revision_id": head["revision_id"]})  # fmt: skip
+
+
+def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "work_id": record["work_id"],
+        "slug": record["slug"],
+        "project": record["project_key"],
+        "revision_id": record["revision_id"],
+        "revision_number": record["revision_number"],
+        "parent_revision_id": record["parent_revision_id"],
+        "status": record["status"],
+        "next": record["next"],
+        "record_digest": record["record_digest"],
+        "added": revision["added"],
+        "transitioned": revision["transitioned"],
+    }
+
+
+def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None) -> dict[str, Any]:
+    valid = require_valid(intent)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), write=True)
+    record = result["record"]
+    note_path, durability, note_warnings = write_note(ctx, record, notes)
+    warnings = result["warnings"] + note_warnings
+    return {
+        **_summary(record, result["revision"]),
+        "replayed": result["replayed"],
+        "durability": durability,
+        "note_path": note_path,
+        "warnings": [w.as_json() for w in warnings],
+    }
+
+
+def validate(ctx: Context, intent: Any, choice: TranscriptChoice | None = None) -> dict[str, Any]:
+    """Every problem at once; with a store, also what checkpoint would refuse against the head."""
+    valid = require_valid(intent)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), write=False)
+    return {**_summary(result["record"], result["revision"]), "valid": True, "would_replay": result["replayed"],
+            "warnings": [w.as_json() for w in result["warnings"]]}  # fmt: skip

@@ -1,0 +1,119 @@
+"""Where a command runs: the folder, the environment, the store it opens, the note and transcript it names.
+
+Every application module receives a `Context` instead of reading the process's globals, so tests (and
+later front doors) can run a command in any folder with any environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from wheypoint.app.workspace import Checkout, find_checkout, normalise_key, store_location
+from wheypoint.model.errors import Refusal
+from wheypoint.model.shapes import WORK_ID_PATTERN
+from wheypoint.notes.files import NOTES_SUBDIR
+
+if TYPE_CHECKING:
+    from wheypoint.store.base import Store, WorkRef
+    from wheypoint.transcripts.discovery import Located
+
+
+class Context:
+    """Where a command runs: the folder, the environment, and the options every command shares."""
+
+    def __init__(self, cwd: Path | None = None, environ: dict[str, str] | None = None, project: str | None = None):
+        self.cwd = cwd or Path.cwd()
+        self.environ = dict(os.environ) if environ is None else environ
+        self.project = project
+        self._checkout: Checkout | bool | None = False  # found on first use
+
+    @property
+    def checkout(self) -> Checkout | None:
+        if self._checkout is False:
+            self._checkout = find_checkout(self.cwd)
+        return self._checkout if isinstance(self._checkout, Checkout) else None
+
+    def project_key(self) -> str:
+        explicit = self.project or self.environ.get("WHEYPOINT_PROJECT")
+        if explicit:
+            return normalise_key(explicit)
+        checkout = self.checkout
+        return checkout.project_key() if checkout else normalise_key(self.cwd.name)
+
+    def open_store(self, *, create: bool) -> Store:
+        """The store this environment names (see `store.open_store`); `create` only for writes."""
+        from wheypoint.store import open_store
+
+        return open_store(store_location(self.environ), create=create)
+
+    def note_roots(self) -> list[Path]:
+        """Where notes of this checkout live: its top folder and every other worktree, else the current folder."""
+        return self.checkout.worktree_roots() if self.checkout else [self.cwd]
+
+    def now(self) -> str:
+        from datetime import datetime, timezone
+
+        return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def session(self) -> dict[str, str] | None:
+        value = self.environ.get("WHEYPOINT_SESSION", "")
+        harness, _, session_id = value.partition(":")
+        return {"harness": harness, "id": session_id} if harness and session_id else None
+
+
+def find_work(store: Store, ref: str, project_key: str) -> WorkRef:
+    """A work named by its id, or by its slug in this project; refused when there is none."""
+    work = store.work(ref) if re.match(WORK_ID_PATTERN, ref) else store.work_by_slug(project_key, ref)
+    if work is None:
+        raise Refusal("record-missing", f"no work {ref!r} in project {project_key}",
+                      details={"ref": ref, "project": project_key})  # fmt: skip
+    return work
+
+
+class NoteOptions(NamedTuple):
+    """Where the note goes: a folder other than the checkout's .cheese/notes, or nowhere."""
+
+    note_dir: str | None = None
+    no_note: bool = False
+
+
+def note_path_for(ctx: Context, slug: str, options: NoteOptions) -> Path:
+    if options.note_dir:
+        folder = Path(options.note_dir)
+        folder = folder if folder.is_absolute() else ctx.cwd / folder
+    else:
+        checkout = ctx.checkout
+        folder = (checkout.toplevel if checkout else ctx.cwd) / NOTES_SUBDIR
+    return folder / f"{slug}.md"
+
+
+class TranscriptChoice(NamedTuple):
+    """How the command named its transcript, if it did (see transcripts/discovery.py)."""
+
+    transcript: str | None = None
+    session: str | None = None
+    harness: str | None = None
+    latest: bool = False
+    hook: dict[str, Any] | None = None
+
+    @property
+    def named(self) -> bool:
+        return bool(self.transcript or self.session or self.hook)
+
+    def locate(self, ctx: Context) -> Located:
+        """The one session this choice means, or the refusal that says why not."""
+        from wheypoint.transcripts import discovery
+
+        return discovery.locate(
+            cwd=ctx.cwd, environ=ctx.environ, transcript=self.transcript, session=self.session,
+            harness=self.harness, hook=self.hook, latest=self.latest, project_root=_project_root,
+        )  # fmt: skip
+
+
+def _project_root(folder: Path) -> Path:
+    """The top of the checkout holding `folder`, else the folder itself: where sessions are matched."""
+    checkout = find_checkout(folder)
+    return checkout.toplevel if checkout else folder

@@ -1,0 +1,99 @@
+"""The note commands: `lint` and `handoff parse|render|dispatch`, over a note path or a resolved record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from wheypoint.app.context import Context
+from wheypoint.model.errors import Refusal, bad_parameter
+from wheypoint.notes.files import read_note
+from wheypoint.notes.parse import parse_note
+
+
+def _store_record(ctx: Context, work_id: str | None) -> dict[str, Any] | None:
+    if not work_id:
+        return None
+    store = ctx.open_store(create=False)
+    try:
+        return store.record(work_id)
+    finally:
+        store.close()
+
+
+def lint_path(ctx: Context, path: str) -> dict[str, Any]:
+    """Lint any note; a generated one is checked against its record when the store has it."""
+    from wheypoint.notes.lint import lint_report
+
+    text = read_note(Path(path))
+    parsed = parse_note(text)
+    record = _store_record(ctx, (parsed.wheypoint or {}).get("work_id"))
+    return {"path": path, "record_found": record is not None, **lint_report(text, record)}
+
+
+def _record_for(ctx: Context, ref: str, workspace_root: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(resolution, record) for a reference that resolves to a store record; refused otherwise."""
+    from wheypoint.app.resolve import resolve_with_record
+
+    resolution, record = resolve_with_record(ctx, ref, workspace_root)
+    if record is None:
+        code = "ambiguous" if resolution["outcome"] == "ambiguous" else "record-missing"
+        raise Refusal(code, f"{ref!r} does not resolve to one store record ({resolution['outcome']})",
+                      details={"resolution": resolution})  # fmt: skip
+    return resolution, record
+
+
+def handoff_parse(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
+    """Any note's preamble as JSON: a path is read as it is on disk; a work or slug through its record."""
+    path = Path(ref).expanduser()
+    if ref.startswith(("/", "~", ".")) or path.is_file():
+        return {"path": str(path), **parse_note(read_note(path)).as_json()}
+    from wheypoint.notes.render import render
+
+    _, record = _record_for(ctx, ref, workspace_root)
+    return {"work_id": record["work_id"], **parse_note(render(record)).as_json()}
+
+
+def handoff_render(ctx: Context, ref: str, workspace_root: str | None, budget: str | None) -> dict[str, Any]:
+    """The preamble and orientation of a record, or with --budget a compact resume packet."""
+    from wheypoint.notes.render import render
+
+    _, record = _record_for(ctx, ref, workspace_root)
+    if budget is None:
+        preamble = render(record).split("\n\n", 1)[0]
+        return {"work_id": record["work_id"], "preamble": preamble + "\n"}
+    if not budget.isdigit() or int(budget) <= 0:
+        raise bad_parameter("budget", "takes a positive number of characters")
+    from wheypoint.notes.handoff import render_packet
+
+    store = ctx.open_store(create=False)
+    try:
+        times = {r["revision_number"]: r["captured_at"] for r in store.revisions(record["work_id"])}
+    finally:
+        store.close()
+    return {"work_id": record["work_id"], "packet": render_packet(record, int(budget), times)}
+
+
+def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
+    """What a resuming agent should do. Only an authoritative resolution is dispatched; else it is surfaced."""
+    from wheypoint.app.resolve import resolve_with_record
+    from wheypoint.notes.handoff import dispatch, dispatch_record
+
+    resolution, record = resolve_with_record(ctx, ref, workspace_root)
+    if record is not None:
+        action = dispatch_record(record)
+    elif resolution.get("note_path"):  # a legacy note: read, never run without a person
+        action = dispatch(parse_note(read_note(Path(resolution["note_path"]))))
+    else:
+        action = {"action": "none", "reason": f"{ref!r} is {resolution['outcome']}"}
+    gating = [f for f in resolution.get("findings", []) if f["severity"] == "gating" and f["code"] != "gate-open"]
+    if gating and action.get("action", "").startswith("run"):
+        action = {"action": "check-findings", "would_run": action, "findings": gating,
+                  "message": "resolve found gating problems: a person looks before anything runs"}  # fmt: skip
+    return {
+        "outcome": resolution["outcome"],
+        "dispatchable": resolution["dispatchable"],
+        "work_id": resolution.get("work_id"),
+        "findings": resolution.get("findings", []),
+        "dispatch": action,
+    }

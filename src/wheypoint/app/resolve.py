@@ -1,0 +1,146 @@
+"""`wheypoint resolve`: find the one handoff a reference means, then say whether it can be trusted.
+
+Lookup order: an absolute path to a note; an exact work id; an exact slug; a unique slug prefix; a
+unique slug substring (each first in the project, then on the whole machine). Several matches at a
+step answer `ambiguous` with every candidate; none answers `not-found` with what was searched and
+close suggestions, never picked for the caller. Outcomes are answers, not refusals.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from wheypoint.app.context import Context, NoteOptions, note_path_for
+from wheypoint.app.trust import gate_findings, git_findings, link_findings, note_findings
+from wheypoint.app.workspace import find_checkout
+from wheypoint.model.errors import GATING, Finding, Refusal, bad_parameter
+from wheypoint.model.shapes import WORK_ID_PATTERN
+from wheypoint.store.base import Store, WorkRef
+
+CANDIDATE_LIMIT = 20
+
+
+def _candidate(work: WorkRef) -> dict[str, Any]:
+    return {"work_id": work.work_id, "slug": work.slug, "project": work.project_key, "status": work.status,
+            "revision_number": work.head_number, "updated_at": work.updated_at}  # fmt: skip
+
+
+def _lookup(store: Store, ref: str, project: str) -> tuple[str, list[WorkRef]]:
+    """(how it matched, the works at the first step that matched anything)."""
+    if re.match(WORK_ID_PATTERN, ref):
+        work = store.work(ref)
+        if work:
+            return "work-id", [work]
+    for name in ("slug", "prefix", "substring"):
+        for scope in (project, None):
+            if name == "slug":
+                found = store.works_with_slug(ref, scope)
+            elif name == "prefix":
+                found = store.works_with_slug_prefix(ref, scope, CANDIDATE_LIMIT + 1)
+            else:
+                found = store.works_with_slug_part(ref, scope, CANDIDATE_LIMIT + 1)
+            if found:
+                return name, found
+    return "none", []
+
+
+def _suggestions(store: Store, ref: str, project: str) -> list[str]:
+    """Slugs that look like the reference: its first letters' neighbours, ranked by similarity."""
+    import difflib  # only a miss needs it
+
+    pool = {w.slug for w in store.works_with_slug_prefix(ref[:2], project, 200)}
+    pool |= {w.slug for w in store.works_with_slug_prefix(ref[:1], None, 200)}
+    return difflib.get_close_matches(ref, sorted(pool), n=5, cutoff=0.5)
+
+
+def _answer(outcome: str, **fields: Any) -> dict[str, Any]:
+    return {"outcome": outcome, "dispatchable": outcome == "authoritative", **fields}
+
+
+Resolved = tuple[dict[str, Any], "dict[str, Any] | None"]  # (the reply, the record when one was found)
+
+
+def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
+    """The `resolve` reply for a reference."""
+    return resolve_with_record(ctx, ref, workspace_root)[0]
+
+
+def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> Resolved:
+    """The reply and the record it found, read once, for commands that go on to use the record."""
+    if workspace_root:
+        root = Path(workspace_root).expanduser()
+        if not root.is_dir():
+            raise bad_parameter("workspace_root", f"names a folder; there is none at {workspace_root}")
+        ctx = Context(cwd=root, environ=ctx.environ, project=ctx.project)
+    project = ctx.project_key()
+    store = ctx.open_store(create=False)
+    try:
+        if ref.startswith("/") or ref.startswith("~"):
+            return _resolve_path(ctx, store, Path(ref).expanduser())
+        matched, works = _lookup(store, ref, project)
+        if not works:
+            legacy = _legacy_match(ctx, ref)
+            if legacy is not None:
+                return _resolve_path(ctx, store, legacy)
+            searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
+                        f"slugs starting with {ref!r}", f"slugs containing {ref!r}"]  # fmt: skip
+            return _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
+                           candidates=[], findings=[]), None  # fmt: skip
+        if len(works) > 1:
+            shown = [_candidate(w) for w in works[:CANDIDATE_LIMIT]]
+            return _answer("ambiguous", ref=ref, matched_by=matched, candidates=shown,
+                           more=len(works) > CANDIDATE_LIMIT, findings=[]), None  # fmt: skip
+        return _trusted(ctx, store, works[0], matched, ref)
+    finally:
+        store.close()
+
+
+def _legacy_match(ctx: Context, ref: str) -> Path | None:
+    """A hand-written note in this checkout or its worktrees named by this slug exactly, or by a unique prefix."""
+    from wheypoint.notes.legacy import legacy_notes
+
+    paths = [note.path for note in legacy_notes(ctx.note_roots())]
+    exact = [p for p in paths if p.stem == ref]
+    prefixed = [p for p in paths if p.stem.startswith(ref)]
+    chosen = exact or prefixed
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def _resolve_path(ctx: Context, store: Store, path: Path) -> Resolved:
+    if not path.is_file():
+        return _answer(
+            "not-found", ref=str(path), searched=[str(path)], suggestions=[], candidates=[], findings=[]
+        ), None
+    from wheypoint.notes.files import read_note
+    from wheypoint.notes.parse import parse_note
+
+    pins = parse_note(read_note(path)).wheypoint or {}
+    work = store.work(pins["work_id"]) if pins.get("work_id") else None
+    if work is None:
+        finding = Finding("legacy-note", GATING, f"{path} is not backed by a store record: read it, and "
+                          "`wheypoint adopt` it to make it a record")  # fmt: skip
+        return _answer("gated", ref=str(path), matched_by="path", work_id=None, note_path=str(path),
+                       candidates=[], findings=[finding.as_json()]), None  # fmt: skip
+    checkout = find_checkout(path.parent)
+    return _trusted(Context(cwd=checkout.toplevel if checkout else path.parent, environ=ctx.environ), store, work,
+                    "path", str(path), note=path)  # fmt: skip
+
+
+def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: Path | None = None) -> Resolved:
+    record = store.record(work.work_id)
+    if record is None:
+        raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
+    note = note or note_path_for(ctx, record["slug"], NoteOptions())
+    findings = gate_findings(record, store.revisions(work.work_id))
+    findings += note_findings(record, note) + link_findings(record, ctx.checkout) + git_findings(record, ctx.checkout)
+    outcome = "gated" if any(f.severity == GATING for f in findings) else "authoritative"
+    reply = _answer(
+        outcome, ref=ref, matched_by=matched, work_id=record["work_id"], slug=record["slug"],
+        project=record["project_key"], status=record["status"], next=record["next"],
+        revision_id=record["revision_id"], revision_number=record["revision_number"],
+        record_digest=record["record_digest"], note_path=str(note), candidates=[],
+        findings=[f.as_json() for f in findings],
+    )  # fmt: skip
+    return reply, record

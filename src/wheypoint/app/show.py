@@ -1,0 +1,61 @@
+"""`wheypoint show` and `wheypoint log`: a work's head record (or an earlier one) and its revision chain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for
+from wheypoint.model.errors import Refusal
+from wheypoint.notes.files import note_state, write_atomic
+from wheypoint.notes.render import render
+
+
+def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, repair_note: bool) -> dict[str, Any]:
+    store = ctx.open_store(create=False)
+    try:
+        work = find_work(store, ref, ctx.project_key())
+        record = store.record(work.work_id, revision_id)
+        if record is None:
+            raise Refusal("revision-missing", f"{revision_id} is not a revision of {work.work_id}")
+    finally:
+        store.close()
+    path = note_path_for(ctx, record["slug"], notes)
+    state = (
+        "not-head" if revision_id is not None else "missing" if not path.exists() else note_state(path, render(record))
+    )
+    if repair_note and state in ("stale", "missing"):
+        write_atomic(path, render(record))
+        state = "rewritten"
+    return {"work_id": work.work_id, "record": record, "note": {"path": str(path), "state": state}}
+
+
+def log(ctx: Context, ref: str) -> dict[str, Any]:
+    store = ctx.open_store(create=False)
+    try:
+        work = find_work(store, ref, ctx.project_key())
+        revisions = store.revisions(work.work_id)
+        head = store.record(work.work_id)
+    finally:
+        store.close()
+    texts = {e["id"]: e for e in (head or {}).get("entries", [])}
+    chain = []
+    for revision in revisions:
+        chain.append({
+            "revision_number": revision["revision_number"],
+            "revision_id": revision["revision_id"],
+            "parent_revision_id": revision["parent_revision_id"],
+            "captured_at": revision["captured_at"],
+            "record_digest": revision["record_digest"],
+            "added": [{"id": i, "kind": texts[i]["kind"], "text": texts[i]["text"]} for i in revision["added"]],
+            "transitioned": revision["transitioned"],
+            "links_added": revision["links_added"],
+            "links_removed": revision["links_removed"],
+            "notes_changed": revision["notes_changed"],
+            "compacted": revision["compacted"],
+        })  # fmt: skip
+    return {"work_id": work.work_id, "slug": work.slug, "status": work.status, "revisions": chain}
+
+
+def note_text(record: dict[str, Any]) -> str:
+    """The note a record renders to: what `show` prints for a person."""
+    return render(record)

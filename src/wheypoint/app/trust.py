@@ -1,0 +1,98 @@
+"""Whether a found handoff can still be trusted: coded findings about its note, links, pins and git anchor.
+
+A finding is gating (a person must look before anyone resumes from it) or advisory. A record with an
+active gate is never dispatchable either, since the next move waits on a human decision.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from wheypoint.app.workspace import Checkout, file_digest
+from wheypoint.model.derived import GATING_KINDS
+from wheypoint.model.errors import ADVISORY, GATING, Finding
+from wheypoint.model.refs import line_ref_path, pinned_refs, ref_kind
+from wheypoint.notes.render import note_digest, render
+
+
+def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> list[Finding]:
+    """Each active gate with its owner and age (revisions since it was raised, and since when)."""
+    opened = {r["revision_number"]: r["captured_at"] for r in revisions}
+    found = []
+    for entry in record["entries"]:
+        if entry["state"] == "active" and entry["gates"] and entry["kind"] in GATING_KINDS:
+            age = record["revision_number"] - entry["added_in"]
+            owner = entry.get("owner", "no owner")
+            since = opened.get(entry["added_in"], "?")
+            found.append(Finding("gate-open", GATING, f"{entry['id']} {entry['text']!r}: owner {owner}; open since "
+                                 f"r{entry['added_in']} ({since}), {age} revision(s) ago"))  # fmt: skip
+    return found
+
+
+def note_findings(record: dict[str, Any], note: Path) -> list[Finding]:
+    """The note on disk against the record: missing, hand-edited, or behind the store."""
+    try:
+        text = note.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [Finding("note-missing", ADVISORY, f"no note at {note}; `show --write-note` renders it")]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Finding("note-unreadable", ADVISORY, f"{note}: {exc}")]
+    if text == render(record):
+        return []
+    from wheypoint.notes.parse import parse_note
+
+    pins = parse_note(text).wheypoint or {}
+    if pins.get("note_digest") != note_digest(text):
+        return [Finding("note-hand-edited", GATING, f"{note} was edited by hand; the store holds the handoff")]
+    behind = pins.get("revision_id", "?")
+    return [Finding("note-stale", ADVISORY, f"{note} shows {behind}; the head is {record['revision_id']}")]
+
+
+def link_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Finding]:
+    """Artifact links whose file changed or vanished since the checkpoint pinned its digest."""
+    found = []
+    root = checkout.toplevel if checkout else None
+    for link in record["artifact_links"]:
+        if link["digest"] is None or root is None or ref_kind(link["ref"]) != "relative":
+            continue
+        path = root / line_ref_path(link["ref"])
+        now = file_digest(path)
+        if now is None:
+            found.append(Finding("artifact-missing", GATING, f"{link['ref']} is gone from {root}"))
+        elif now != link["digest"]:
+            found.append(Finding("stale-artifact-link", GATING, f"{link['ref']} changed since r{link['added_in']}"))
+    covered = {c for link in record["artifact_links"] for c in link["covers"]}
+    if record["artifact_links"]:
+        open_entries = [e["id"] for e in record["entries"] if e["state"] == "active" and e["id"] not in covered]
+        if open_entries:
+            listed = ", ".join(open_entries[:8])
+            found.append(
+                Finding("uncovered-entries", ADVISORY, f"{len(open_entries)} active entries no link covers: {listed}")
+            )
+    return found
+
+
+def git_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Finding]:
+    """The recorded commit and the path:line pins against the repository as it is now."""
+    if checkout is None:
+        return [Finding("no-checkout", ADVISORY, "not in a git checkout: commits and pins were not checked")]
+    texts = list(record["working_context"]) + [link.get("pinned", link["ref"]) for link in record["artifact_links"]]
+    pins = [pin for text in texts for pin in pinned_refs(text)]
+    anchor = record["git"]["commit"] if record["git"] else None
+    shas = sorted({sha for _, sha in pins} | ({anchor} if anchor else set()))
+    missing = checkout.missing_objects(shas)
+    found = [Finding("git-object-missing", GATING, f"commit {sha[:12]} is not in the repository (rewritten away?)")
+             for sha in sorted(missing)]  # fmt: skip
+    if anchor and anchor not in missing:
+        since = checkout.commits_since(anchor)
+        if since is None:
+            found.append(Finding("stale-commit", ADVISORY, f"the checkpoint's commit {anchor[:7]} is not an ancestor "
+                                 "of HEAD (another branch, or history was rewritten)"))  # fmt: skip
+        elif since > 0:
+            found.append(Finding("stale-commit", ADVISORY, f"{since} commit(s) since the checkpoint's {anchor[:7]}"))
+    for sha in sorted({sha for _, sha in pins} - missing):
+        paths = sorted({path for path, pinned in pins if pinned == sha})
+        for path in sorted(checkout.changed_since(sha, paths)):
+            found.append(Finding("pin-drifted", ADVISORY, f"{path} changed since {sha}: its line numbers may be off"))
+    return found

@@ -1,0 +1,223 @@
+"""Every command of the command line, declared once: its summary, arguments and options with one line of help each.
+
+The parser, the top-level help and each command's own `--help` are all generated from `COMMANDS`, so they
+cannot disagree. A small table rather than argparse: argparse costs milliseconds of start-up on every call
+of these short commands, and its help and errors would not speak the reply contract.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from wheypoint.model.errors import Refusal
+
+
+class Option(NamedTuple):
+    """One option: its flag, what it does, and the name of its value (None for a switch)."""
+
+    flag: str
+    help: str
+    value: str | None = None
+    repeat: bool = False
+
+    @property
+    def key(self) -> str:
+        """The parameter name the application layer knows it by: `--entry-kind` is `entry_kind`."""
+        return self.flag[2:].replace("-", "_")
+
+
+class Command(NamedTuple):
+    """One command: what it answers, its positional arguments (name, help), its options, and an example.
+
+    `grammar` is `table` for commands parsed here, or `intent` for those whose item flags bind to each other
+    (checkpoint, validate, snapshot: see flags.py); both kinds declare their own options here.
+    """
+
+    name: str
+    summary: str
+    positionals: tuple[tuple[str, str], ...]
+    options: tuple[Option, ...]
+    example: str
+    grammar: str = "table"
+    text_form: str | None = None  # the readable form in textout.py, when there is one
+
+
+PROJECT = Option("--project", "the project key (default: from the git remote, else the checkout's folder)", "KEY")
+FORMAT = Option("--format", "json (the default off a terminal) or text (the default on one)", "json|text")
+NOTE_DIR = Option("--note-dir", "the folder of the note (default: <checkout>/.cheese/notes)", "DIR")
+WORKSPACE_ROOT = Option("--workspace-root", "resolve as if run from this folder", "DIR")
+TRANSCRIPT = (
+    Option("--transcript", "the session transcript file to read", "PATH"),
+    Option("--session", "the session id to find among the harnesses' sessions", "ID"),
+    Option("--hook-payload", "a hook's JSON (session_id, transcript_path, cwd), from a file or - for stdin", "FILE"),
+    Option("--harness", "claude-code, codex, opencode or gemini (default: detected)", "NAME"),
+    Option("--latest", "when several sessions fit, take the most recent one"),
+)
+WRITE_OPTIONS = (
+    PROJECT, NOTE_DIR, Option("--no-note", "record only; write no note"), FORMAT,
+    Option("--json", "the same as --format json"), Option("--text", "the same as --format text"), *TRANSCRIPT,
+)  # fmt: skip
+
+COMMANDS: tuple[Command, ...] = (
+    Command("checkpoint", "record a checkpoint", (("target", "a slug or work id with flags, an intent.json, or -"),),
+            WRITE_OPTIONS, 'wheypoint checkpoint retry-backoff --orientation "..." --next hold --notes "..."',
+            grammar="intent", text_form="checkpoint"),
+    Command("validate", "check an intent without writing: every problem at once",
+            (("target", "a slug or work id with flags, an intent.json, or -"),), WRITE_OPTIONS,
+            "wheypoint validate intent.json", grammar="intent", text_form="validate"),
+    Command("show", "the head record (or an earlier one) and its note's state", (("work", "a slug or work id"),),
+            (Option("--revision", "an earlier revision id of the work", "ID"), NOTE_DIR,
+             Option("--write-note", "re-render a stale or missing note"), PROJECT, FORMAT),
+            "wheypoint show retry-backoff", text_form="show"),
+    Command("log", "the revision chain: what each revision added and moved", (("work", "a slug or work id"),),
+            (PROJECT, FORMAT), "wheypoint log retry-backoff", text_form="log"),
+    Command("turns", "the user's turns of a session, verbatim", (),
+            (*TRANSCRIPT, Option("--all", "every kind of turn, the agent's included"),
+             Option("--kind", "only turns of this kind (repeat for several)", "KIND", repeat=True),
+             Option("--since", "only turns after this turn id or ISO 8601 time", "TURN|TIME"),
+             Option("--limit", "at most this many turns", "N"), FORMAT),
+            "wheypoint turns --session 5f0c... --limit 20", text_form="turns"),
+    Command("harvest", "the agent's <!-- ckpt --> trailers, each with its turn and parse status", (),
+            (*TRANSCRIPT, FORMAT), "wheypoint harvest --latest", text_form="harvest"),
+    Command("snapshot", "write seed 3's two-layer CHECKPOINT-<stream>-llm.md", (),
+            (Option("--stream", "the stream name in the file name", "NAME"),
+             Option("--summary", "the summary layer's text", "TEXT"),
+             Option("--summary-file", "read the summary from a file (- for stdin)", "FILE"),
+             Option("--out", "the folder to write to (default: the checkout's top)", "DIR"),
+             Option("--meat", "a turn id to copy verbatim (then --type T, optionally --weight W)", "TURN"),
+             *TRANSCRIPT, FORMAT),
+            "wheypoint snapshot --stream auth --summary '...' --meat u-12 --type directive",
+            grammar="intent", text_form="snapshot"),
+    Command("resolve", "the one handoff a reference means, and whether to trust it",
+            (("ref", "a note path, work id, slug, slug prefix or part of a slug"),), (PROJECT, WORKSPACE_ROOT, FORMAT),
+            "wheypoint resolve retry", text_form="resolution"),
+    Command("list", "works by status, next move, entries, owners, edges, links and full text", (),
+            (Option("--scope", "project (default in a checkout) or machine", "project|machine"),
+             Option("--grep", "full-text search (repeat: any of them)", "TEXT", repeat=True),
+             Option("--status", "ok, gated, or an exact status line", "S", repeat=True),
+             Option("--next", "the next move", "MOVE", repeat=True),
+             Option("--project", "only this project (repeat for several)", "KEY", repeat=True),
+             Option("--entry-kind", "works with an entry of this kind", "KIND", repeat=True),
+             Option("--entry-state", "... in this state", "STATE", repeat=True),
+             Option("--owner", "... owned by this person", "WHO", repeat=True),
+             Option("--gated", "only works waiting on a person"), Option("--no-gated", "only works not waiting"),
+             Option("--edge-kind", "works with an edge of this kind", "KIND", repeat=True),
+             Option("--linked-to", "works with an edge or link to this reference", "REF", repeat=True),
+             Option("--forked-from", "works forked from this work", "WORK", repeat=True),
+             Option("--since", "updated at or after this ISO 8601 time", "TIME"),
+             Option("--limit", "at most this many works (default 50, at most 1000)", "N"), FORMAT),
+            "wheypoint list --gated --owner 'payments lead'", text_form="listing"),
+    Command("lint", "check a note, generated or hand-written", (("path", "the note's path"),), (PROJECT, FORMAT),
+            "wheypoint lint .cheese/notes/retry-backoff.md", text_form="lint"),
+    Command("handoff", "the resume seam for other tools",
+            (("action", "render (the preamble, or a packet with --budget), parse (any note's preamble as JSON) or "
+                        "dispatch (what to run next)"), ("ref", "a note path, work id or slug")),
+            (PROJECT, WORKSPACE_ROOT, Option("--budget", "render: a resume packet of at most N characters", "N"),
+             FORMAT),
+            "wheypoint handoff render retry-backoff --budget 4000"),
+    Command("adopt", "make a hand-written legacy note a store record", (("path", "the legacy note's path"),),
+            (PROJECT, NOTE_DIR, Option("--no-note", "record only; write no note"), FORMAT),
+            "wheypoint adopt .cheese/notes/old-plan.md", text_form="checkpoint"),
+    Command("schema", "a contract as JSON Schema (draft 2020-12)",
+            (("name", "checkpoint-intent, wheypoint-record or wheypoint-revision"),), (),
+            "wheypoint schema checkpoint-intent"),
+    Command("demo", "two real checkpoints in a scratch git repository, then their note", (),
+            (Option("--keep", "keep the scratch folder"),), "wheypoint demo"),
+)  # fmt: skip
+
+BY_NAME = {command.name: command for command in COMMANDS}
+
+
+def usage(message: str, parameter: str | None = None) -> Refusal:
+    """A malformed command line (exit 2)."""
+    return Refusal("usage", message, usage=True, parameter=parameter)
+
+
+def unknown_command(name: str) -> Refusal:
+    import difflib  # only a miss needs it
+
+    close = difflib.get_close_matches(name, list(BY_NAME), n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return usage(f"unknown command {name!r}{hint} Commands: {', '.join(BY_NAME)}")
+
+
+def parse(command: Command, argv: list[str]) -> dict[str, Any]:
+    """The arguments of a `table` command by parameter name; refused `usage` when anything does not fit."""
+    by_flag = {option.flag: option for option in command.options}
+    args: dict[str, Any] = {o.key: [] if o.repeat else None if o.value else False for o in command.options}
+    positional: list[str] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        name, eq, inline = token.partition("=")
+        option = by_flag.get(name)
+        if option is not None and option.value is not None:
+            if not eq and index + 1 >= len(argv):
+                raise usage(f"{name} needs a value ({option.value})")
+            value = inline if eq else argv[index + 1]
+            if option.repeat:
+                args[option.key].append(value)
+            else:
+                args[option.key] = value
+            index += 1 if eq else 2
+        elif option is not None and not eq:
+            args[option.key] = True
+            index += 1
+        elif token.startswith("-") and token != "-":
+            raise unknown_flag(command, name)
+        else:
+            positional.append(token)
+            index += 1
+    names = [name for name, _ in command.positionals]
+    if len(positional) != len(names):
+        raise usage(f"{command.name} takes {' '.join(f'<{n}>' for n in names) or 'no arguments'}; see "
+                    f"wheypoint {command.name} --help")  # fmt: skip
+    args.update(zip(names, positional, strict=True))
+    if args.get("format") not in (None, "json", "text"):
+        raise usage("takes json or text", parameter="format")
+    return args
+
+
+def unknown_flag(command: Command, flag: str) -> Refusal:
+    import difflib
+
+    close = difflib.get_close_matches(flag, [o.flag for o in command.options], n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return usage(f"{command.name}: unknown flag {flag}{hint}")
+
+
+def spell(command: Command | None, parameter: str) -> str:
+    """How the command line writes a parameter: `<ref>` for a positional, else its flag."""
+    if command is not None and any(name == parameter for name, _ in command.positionals):
+        return f"<{parameter}>"
+    return "--" + parameter.replace("_", "-")
+
+
+def _option_line(option: Option) -> str:
+    head = f"{option.flag} {option.value}" if option.value else option.flag
+    return f"  {head:<30} {option.help}"
+
+
+def command_help(command: Command) -> str:
+    """A command's own usage: its arguments and every option with one line, and an example."""
+    args = " ".join(f"<{name}>" for name, _ in command.positionals)
+    lines = [f"usage: wheypoint {command.name} {args} [options]".replace("  ", " "), "", command.summary + "."]
+    if command.positionals:
+        lines += ["", "arguments:", *(f"  <{name}>{' ' * max(1, 29 - len(name))}{text}"
+                                      for name, text in command.positionals)]  # fmt: skip
+    if command.options:
+        lines += ["", "options:", *(_option_line(option) for option in command.options)]
+    lines += ["", "example:", f"  {command.example}"]
+    return "\n".join(lines)
+
+
+def overview() -> str:
+    """The top-level help: one line per command."""
+    lines = ["usage: wheypoint <command> [arguments]", ""]
+    lines += [f"  {command.name:<11} {command.summary}" for command in COMMANDS]
+    lines += [
+        "",
+        "`wheypoint <command> --help` shows a command's arguments and options; `wheypoint --version` the version.",
+        "Replies are one JSON document on stdout; exit 0 answered, 1 refused, 2 usage.",
+    ]
+    return "\n".join(lines)

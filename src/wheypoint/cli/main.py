@@ -1,0 +1,257 @@
+"""The command line's entry point: parse with the command table, run the command, print one reply.
+
+Exit codes: 0 answered, 1 refused, 2 usage. Every reply is `{"ok": true, "command": ...}` or
+`{"ok": false, "error": {"code", "message", "parameter"?, "problems"?}}` on stdout; a refusal never changes
+the store. This is the only place that turns a refusal into an exit code and a parameter into a flag.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from wheypoint.cli.commands import BY_NAME, Command, command_help, overview, parse, spell, unknown_command, usage
+from wheypoint.model.errors import Refusal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from wheypoint.app.context import TranscriptChoice
+
+
+def _wants_text(fmt: str | None) -> bool:
+    return fmt == "text" or (fmt is None and sys.stdout.isatty())
+
+
+def _emit(command: Command, reply: dict[str, Any], fmt: str | None, name: str | None = None) -> int:
+    """Print a reply: JSON, or on a terminal (or --format text) the command's readable form."""
+    full = {"ok": True, "command": name or command.name, **reply}
+    if command.text_form is not None and _wants_text(fmt):
+        from wheypoint.cli import textout
+
+        print(getattr(textout, command.text_form)(full))
+    else:
+        print(json.dumps(full, ensure_ascii=False, indent=2 if sys.stdout.isatty() else None))
+    return 0
+
+
+def _context(project: str | None = None) -> Any:
+    from wheypoint.app.context import Context
+
+    return Context(project=project)
+
+
+def transcript_choice(options: dict[str, Any]) -> TranscriptChoice:
+    """The transcript a command names, from its options (a hook payload is read here)."""
+    from wheypoint.app.context import TranscriptChoice
+
+    hook = None
+    if options.get("hook_payload"):
+        from wheypoint.cli.flags import read_input
+        from wheypoint.model.intake import parse_json_document
+
+        hook = parse_json_document(read_input(options["hook_payload"], "hook-payload"), "hook-payload")
+        if not isinstance(hook, dict):
+            raise Refusal(
+                "invalid-hook-payload", "a hook payload is a JSON object with session_id, transcript_path, cwd"
+            )
+    return TranscriptChoice(options.get("transcript"), options.get("session"), options.get("harness"),
+                            bool(options.get("latest")), hook)  # fmt: skip
+
+
+def _show(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.context import NoteOptions
+    from wheypoint.app.show import show
+
+    notes = NoteOptions(args["note_dir"])
+    reply = show(_context(args["project"]), args["work"], args["revision"], notes, args["write_note"])
+    return _emit(command, reply, args["format"])
+
+
+def _log(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.show import log
+
+    return _emit(command, log(_context(args["project"]), args["work"]), args["format"])
+
+
+def _resolve(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.resolve import resolve
+
+    return _emit(command, resolve(_context(args["project"]), args["ref"], args["workspace_root"]), args["format"])
+
+
+def _list(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.listing import list_works
+
+    if args["gated"] and args["no_gated"]:
+        raise usage("--gated and --no-gated exclude each other")
+    args["gated"] = True if args["gated"] else False if args["no_gated"] else None
+    return _emit(command, list_works(_context(), args), args["format"])
+
+
+def _lint(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.notes import lint_path
+
+    return _emit(command, lint_path(_context(args["project"]), args["path"]), args["format"])
+
+
+def _handoff(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app import notes
+
+    ctx, action, ref, root = _context(args["project"]), args["action"], args["ref"], args["workspace_root"]
+    if action == "parse":
+        reply = notes.handoff_parse(ctx, ref, root)
+    elif action == "render":
+        reply = notes.handoff_render(ctx, ref, root, args["budget"])
+    elif action == "dispatch":
+        reply = notes.handoff_dispatch(ctx, ref, root)
+    else:
+        raise usage(f"takes render, parse or dispatch, not {action!r}", parameter="action")
+    return _emit(command, reply, args["format"], f"handoff {action}")
+
+
+def _adopt(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.adopt import adopt
+    from wheypoint.app.context import NoteOptions
+
+    notes = NoteOptions(args["note_dir"], args["no_note"])
+    return _emit(command, adopt(_context(args["project"]), args["path"], notes), args["format"])
+
+
+def _turns(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.transcript import turns
+
+    limit = args["limit"]
+    if limit is not None and not (limit.isdigit() and int(limit) > 0):
+        raise usage("takes a positive whole number", parameter="limit")
+    reply = turns(_context(), transcript_choice(args), every=args["all"], kinds=args["kind"], since=args["since"],
+                  limit=int(limit) if limit else None)  # fmt: skip
+    return _emit(command, reply, args["format"])
+
+
+def _harvest(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.transcript import harvest_trailers
+
+    return _emit(command, harvest_trailers(_context(), transcript_choice(args)), args["format"])
+
+
+def _schema(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.model.contract import CONTRACT_ALIASES, CONTRACTS
+
+    name = CONTRACT_ALIASES.get(args["name"], args["name"])
+    if name not in CONTRACTS:
+        raise Refusal("unknown-contract", f"no contract {args['name']!r}; known: {', '.join(CONTRACTS)}")
+    print(json.dumps(CONTRACTS[name], ensure_ascii=False, indent=2))
+    return 0
+
+
+def _demo(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.cli.demo import run_demo
+
+    return run_demo(keep=args["keep"])
+
+
+def _snapshot(command: Command, argv: list[str]) -> int:
+    from wheypoint.app.transcript import snapshot
+    from wheypoint.cli.flags import parse_snapshot_command
+
+    meat, options = parse_snapshot_command(argv)
+    if "stream" not in options:
+        raise usage("snapshot needs --stream NAME")
+    reply = snapshot(_context(), transcript_choice(options), stream=options["stream"],
+                     summary=options.get("summary", ""), meat=meat, out=options.get("out"))  # fmt: skip
+    return _emit(command, reply, options.get("format"))
+
+
+def _write(command: Command, argv: list[str]) -> int:
+    """checkpoint and validate: the intent comes from JSON or from the flag form (see flags.py)."""
+    from wheypoint.app import checkpoint
+    from wheypoint.app.context import NoteOptions
+    from wheypoint.cli.flags import parse_intent_command
+
+    parsed = parse_intent_command(argv, stdin_is_tty=sys.stdin.isatty(), command=command.name)
+    fmt = "text" if parsed.options.get("text") else "json" if parsed.options.get("json") else None
+    fmt = parsed.options.get("format", fmt)
+    if fmt not in (None, "json", "text"):
+        raise usage("takes json or text", parameter="format")
+    ctx = _context(parsed.options.get("project"))
+    choice = transcript_choice(parsed.options)
+    if choice.hook is not None and parsed.source == "-" and parsed.options.get("hook_payload") == "-":
+        raise usage("the intent and the hook payload cannot both come from stdin")
+    if command.name == "validate":
+        reply = checkpoint.validate(ctx, parsed.intent, choice)
+    else:
+        notes = NoteOptions(parsed.options.get("note_dir"), bool(parsed.options.get("no_note")))
+        reply = checkpoint.checkpoint(ctx, parsed.intent, notes, choice)
+    return _emit(command, reply, fmt)
+
+
+# The handler of each command in commands.py (a test checks that the two name the same commands).
+TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
+    "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
+    "adopt": _adopt, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
+}  # fmt: skip
+INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {
+    "checkpoint": _write, "validate": _write, "snapshot": _snapshot,
+}  # fmt: skip
+
+
+def _help(command: Command) -> str:
+    text = command_help(command)
+    if command.name in ("checkpoint", "validate"):
+        from wheypoint.cli.flags import __doc__ as flag_help
+
+        text += f"\n\nThe flag form:\n\n{flag_help}"
+    return text
+
+
+def _run(argv: list[str]) -> int:
+    if not argv:
+        raise usage("name a command: " + ", ".join(BY_NAME))
+    if argv[0] in ("-h", "--help", "help"):
+        topic = BY_NAME.get(argv[1]) if len(argv) > 1 and argv[0] == "help" else None
+        print(_help(topic) if topic else overview())
+        return 0
+    if argv[0] == "--version":
+        from wheypoint import __version__
+
+        print(json.dumps({"ok": True, "command": "version", "version": __version__}))
+        return 0
+    command = BY_NAME.get(argv[0])
+    if command is None:
+        raise unknown_command(argv[0])
+    rest = argv[1:]
+    if rest and rest[0] in ("-h", "--help"):
+        print(_help(command))
+        return 0
+    if command.grammar == "intent":
+        return INTENT_HANDLERS[command.name](command, rest)
+    return TABLE_HANDLERS[command.name](command, parse(command, rest))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    fmt = "text" if "--text" in argv or ("--format" in argv and "text" in argv) else None
+    command = BY_NAME.get(argv[0]) if argv else None
+    try:
+        return _run(argv)
+    except Refusal as refusal:
+        error = refusal.as_json(lambda parameter: spell(command, parameter))
+        if _wants_text(fmt):
+            from wheypoint.cli.textout import refusal as readable
+
+            print(readable(error), file=sys.stderr)
+        print(json.dumps({"ok": False, "error": error}, ensure_ascii=False))
+        return 2 if refusal.usage else 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # a bug: answer in the contract's shape, never with a traceback
+        if os.environ.get("WHEYPOINT_DEBUG"):
+            raise
+        error = {"code": "internal-error", "message": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps({"ok": False, "error": error}, ensure_ascii=False))
+        return 1

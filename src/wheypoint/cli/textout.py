@@ -1,0 +1,100 @@
+"""Readable terminal forms of command replies (JSON is the contract; this is for people)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wheypoint.app.show import note_text
+
+
+def _warnings(reply: dict[str, Any]) -> list[str]:
+    return [f"  warning {w['code']} at {w['path']}: {w['message']}" for w in reply.get("warnings", [])]
+
+
+def checkpoint(reply: dict[str, Any]) -> str:
+    verb = "replayed" if reply.get("replayed") else "recorded"
+    lines = [
+        f"{reply['slug']} r{reply['revision_number']} {verb}: {reply['status']}",
+        f"  work {reply['work_id']}  revision {reply['revision_id']}",
+        f"  note {reply['note_path'] or '(none)'}  durability {reply['durability']}",
+    ]
+    return "\n".join(lines + _warnings(reply))
+
+
+def validate(reply: dict[str, Any]) -> str:
+    lines = [f"valid: would record {reply['slug']} r{reply['revision_number']} with status {reply['status']}"]
+    return "\n".join(lines + _warnings(reply))
+
+
+def show(reply: dict[str, Any]) -> str:
+    note = reply["note"]
+    return note_text(reply["record"]) + f"\n<!-- note {note['path']}: {note['state']} -->"
+
+
+def log(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['slug']} ({reply['work_id']}): {reply['status']}"]
+    for rev in reply["revisions"]:
+        flags = [f for f, on in (("notes", rev["notes_changed"]), ("compacted", rev["compacted"])) if on]
+        lines.append(f"r{rev['revision_number']}  {rev['revision_id']}  {rev['captured_at']}  {' '.join(flags)}")
+        lines += [f"    + {a['id']} {a['kind']}: {' '.join(a['text'].split())[:90]}" for a in rev["added"]]
+        for move in rev["transitioned"]:
+            by = f" by {move['by']}" if "by" in move else ""
+            lines.append(f"    ~ {move['entry']} {move['action']}{by}")
+        lines += [f"    + link {ref}" for ref in rev["links_added"]]
+        lines += [f"    - link {ref}" for ref in rev["links_removed"]]
+    return "\n".join(lines)
+
+
+def refusal(error: dict[str, Any]) -> str:
+    lines = [f"wheypoint: refused: {error['code']}: {error['message']}"]
+    lines += [f"  {p['code']} at {p['path']}: {p['message']}" for p in error.get("problems", [])]
+    return "\n".join(lines)
+
+
+def turns(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['harness']} session {reply['session_id']}: {reply['count']} turns ({reply['transcript']})"]
+    for turn in reply["turns"]:
+        lines.append(f"--- {turn['id']}  {turn['kind']}  {turn['timestamp'] or ''}")
+        lines.append(turn["text"])
+    skipped = {k: v for k, v in reply["stats"].items() if v and k != "records"}
+    if skipped:
+        lines.append(f"(skipped: {skipped})")
+    return "\n".join(lines)
+
+
+def harvest(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['count']} trailers, {reply['parsed']} parsed ({reply['transcript']})"]
+    for t in reply["trailers"]:
+        lines.append(f"- {t['turn_id']} [{t['status']}] {t['type']} w{t['weight']}: {' '.join(t['text'].split())}")
+    return "\n".join(lines)
+
+
+def snapshot(reply: dict[str, Any]) -> str:
+    return str(reply["report"])
+
+
+def listing(reply: dict[str, Any]) -> str:
+    fallback = "  (scope-fallback: machine)" if reply.get("scope_fallback") else ""
+    lines = [f"{reply['count']} works, scope {reply['scope']}{fallback}"]
+    for w in reply["works"]:
+        lines.append(f"{w['slug'][:32]:32}  {w['status'][:28]:28}  {(w['next'] or '-'):10}  r{w['revision_number']:<3} "
+                     f"{w['updated_at']}  {w['project']}")  # fmt: skip
+        lines.append(f"    {' '.join(w['orientation'].split())[:100]}")
+    return "\n".join(lines)
+
+
+def resolution(reply: dict[str, Any]) -> str:
+    head = f"{reply['outcome']}{' (dispatchable)' if reply['dispatchable'] else ''}: {reply['ref']}"
+    lines = [head]
+    if reply.get("work_id"):
+        lines.append(f"  {reply['work_id']} r{reply.get('revision_number', '?')} {reply.get('status', '')}")
+    lines += [f"  candidate {c['slug']} ({c['work_id']}, {c['project']})" for c in reply.get("candidates", [])]
+    lines += [f"  did you mean {s}?" for s in reply.get("suggestions", [])]
+    lines += [f"  [{f['severity']}] {f['code']}: {f['detail']}" for f in reply.get("findings", [])]
+    return "\n".join(lines)
+
+
+def lint(reply: dict[str, Any]) -> str:
+    lines = [f"{reply['path']}: {reply['format']}, {'clean' if reply['clean'] else 'NOT clean'}"]
+    lines += [f"  [{f['severity']}] {f['code']}: {f['detail']}" for f in reply["findings"]]
+    return "\n".join(lines)

@@ -1,0 +1,70 @@
+"""Reading an intent: bytes to a JSON object, refusing anything malformed with a coded reason."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wheypoint.model.contract import CHECKPOINT_INTENT
+from wheypoint.model.errors import Problem, Refusal
+from wheypoint.model.rules import RULES
+from wheypoint.model.schemacheck import SchemaChecker
+
+MAX_INTENT_BYTES = 1024 * 1024
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise Refusal("duplicate-key", f"the key {key!r} appears twice in one object; which one is meant?")
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise Refusal("invalid-json", f"{name} is not JSON")
+
+
+def parse_json_document(data: bytes, what: str = "intent") -> Any:
+    """Decode one JSON document: strict UTF-8, no duplicate keys, no NaN, bounded size."""
+    if len(data) > MAX_INTENT_BYTES:
+        raise Refusal(f"{what}-too-large", f"the {what} is {len(data)} bytes; the limit is {MAX_INTENT_BYTES}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refusal("invalid-utf8", f"the {what} is not UTF-8 (byte {exc.start})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise Refusal("invalid-json", f"the {what} is not JSON: {exc.msg} at {where}") from None
+    except RecursionError:
+        raise Refusal("invalid-json", f"the {what} nests too deeply") from None
+
+
+def intent_problems(intent: Any) -> list[Problem]:
+    """Every problem with an intent that can be seen without the store, all at once."""
+    if not isinstance(intent, dict):
+        return [Problem("wrong-type", "$", "an intent is a JSON object")]
+    problems = SchemaChecker(CHECKPOINT_INTENT).check(intent)
+    shape_ok = not problems
+    for rule in RULES:
+        try:
+            problems += rule(intent)
+        except (KeyError, TypeError, AttributeError):
+            # Only reachable when the schema already reported the malformed shape this rule tripped on.
+            if shape_ok:
+                raise
+    return problems
+
+
+def require_valid(intent: Any) -> dict[str, Any]:
+    """The intent itself when it is valid, else a refusal listing every problem."""
+    problems = intent_problems(intent)
+    if problems:
+        raise Refusal("invalid-intent", f"the intent has {len(problems)} problem(s)", problems)
+    assert isinstance(intent, dict)
+    return intent

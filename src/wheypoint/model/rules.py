@@ -1,0 +1,262 @@
+"""Intent rules that span several fields: the checks a JSON Schema cannot express.
+
+Each rule reads a schema-valid intent and returns coded problems; none needs the store. Rules that
+depend on the head record (unknown entries, a gate without its dossier fork, ...) are the kernel's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from wheypoint.model.contract import READ_ONLY_MOVES
+from wheypoint.model.errors import Problem
+from wheypoint.model.schemacheck import child_path
+from wheypoint.model.shapes import ENTRY_ID_PATTERN
+
+ENTRY_LISTS = ("directives", "operator_directives", "decisions", "questions", "blockers")
+
+# Keys that open a handoff preamble. An orientation starting with one of them would be read back as a
+# key line, so it is refused rather than rendered ambiguously.
+PREAMBLE_KEYS = (
+    "status",
+    "next",
+    "mode",
+    "artifact",
+    "order",
+    "session",
+    "git",
+    "created",
+    "parents",
+    "baseline",
+    "parallel",
+    "tasks",
+    "wheypoint",
+)
+_PREAMBLE_LIKE = re.compile(r"^\s*(?:" + "|".join(PREAMBLE_KEYS) + r")\s*:", re.IGNORECASE)
+_MARKDOWN_BLOCK_START = re.compile(r"^\s*(?:#|>|[-*+]\s|```|~~~|\d+[.)]\s|<)")
+_PR_REFERENCE = re.compile(r"^(?:PR#\d+|https?://\S+/pull/\d+\S*|https?://\S+/merge_requests/\d+\S*)$")
+# Fields that may span lines; every other string is one line, since the projection prints it on one.
+MULTILINE_KEYS = frozenset(
+    {"text", "quote", "rationale", "notes", "evidence", "breaks", "option", "fork", "prior_leaning"}
+)
+# C0 controls other than tab, newline and carriage return have no place in handoff text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def walk_strings(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
+    """Every string in a JSON value with its path, keys excluded."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk_strings(item, child_path(path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk_strings(item, child_path(path, index))
+
+
+def _entries(intent: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for list_name in ENTRY_LISTS:
+        for index, entry in enumerate(intent.get(list_name, [])):
+            yield list_name, f"$.{list_name}[{index}]", entry
+
+
+def check_gates(intent: dict[str, Any]) -> list[Problem]:
+    """A gating question or blocker says why it gates and comes with its decision-dossier fork.
+
+    Only an entry added by this intent can gate, so the fork that explains it must arrive in the same
+    intent: one whose `gate` is the entry's label, or whose `fork` restates the entry's text.
+    """
+    forks = intent.get("decision_dossier", [])
+    explained = {fork.get("gate") for fork in forks} | {fork.get("fork") for fork in forks}
+    problems: list[Problem] = []
+    for list_name, path, entry in _entries(intent):
+        if list_name not in ("questions", "blockers") or not entry.get("gates"):
+            continue
+        if not entry.get("rationale"):
+            problems.append(Problem("gate-needs-rationale", f"{path}.rationale", "a gating entry needs a rationale"))
+        if entry.get("label") not in explained and entry.get("text") not in explained:
+            problems.append(Problem(
+                "gate-without-dossier", path,
+                "a gate needs a decision_dossier fork naming it (gate: its label); in the flag form write its "
+                "--rationale as '... options: A | B; leaning: A'"))  # fmt: skip
+    return problems
+
+
+def check_next(intent: dict[str, Any]) -> list[Problem]:
+    """The next move's shape: one move or a read-only list, and what each move needs."""
+    nxt = intent.get("next")
+    if nxt is None:
+        return []
+    problems: list[Problem] = []
+    move, items = nxt.get("move"), nxt.get("items")
+    if (move is None) == (items is None):
+        problems.append(Problem("next-shape", "$.next", "give exactly one of `move` or a list of `items`"))
+    if items is not None and "order" not in nxt:
+        problems.append(Problem("next-order-required", "$.next.order", "a list of next moves needs an order"))
+    if items is None and "order" in nxt:
+        problems.append(Problem("next-shape", "$.next.order", "order belongs to a list of next moves"))
+    artifact = nxt.get("artifact")
+    if move == "affinage" and not (artifact and _PR_REFERENCE.match(artifact.strip())):
+        problems.append(Problem("affinage-needs-pr", "$.next.artifact", "next: affinage needs PR#<n> or a PR URL"))
+    if move in ("cook", "cut") and not artifact:
+        problems.append(Problem("artifact-required", "$.next.artifact", f"next: {move} needs an artifact"))
+    if items is not None:
+        for index, item in enumerate(items):
+            if item.get("skill") not in READ_ONLY_MOVES:
+                problems.append(
+                    Problem(
+                        "next-item-not-read-only", f"$.next.items[{index}].skill", "only read-only moves may be listed"
+                    )
+                )
+    problems += _check_tasks(nxt, move)
+    return problems
+
+
+def _check_tasks(nxt: dict[str, Any], move: str | None) -> list[Problem]:
+    tasks, parallel = nxt.get("tasks"), nxt.get("parallel")
+    if move != "tasks":
+        return [
+            Problem("tasks-without-tasks-move", f"$.next.{key}", f"{key} belongs only to next: tasks")
+            for key in ("tasks", "parallel")
+            if key in nxt
+        ]
+    problems: list[Problem] = []
+    if not tasks:
+        problems.append(Problem("tasks-required", "$.next.tasks", "next: tasks needs a task list"))
+    if parallel is None:
+        problems.append(Problem("tasks-required", "$.next.parallel", "next: tasks needs a parallel plan"))
+    if not tasks or parallel is None:
+        return problems
+    strategy = parallel["worktree_strategy"]
+    if strategy == "create" and not parallel.get("worktree_root"):
+        problems.append(Problem("task-fields", "$.next.parallel.worktree_root", "strategy create needs worktree_root"))
+    needed = ("worktree", "branch", "branch_from") if strategy == "existing" else ("branch", "branch_from")
+    worktrees: dict[str, int] = {}
+    for index, task in enumerate(tasks):
+        for key in needed:
+            if not task.get(key):
+                problems.append(
+                    Problem(
+                        "task-fields",
+                        f"$.next.tasks[{index}].{key}",
+                        f"worktree strategy {strategy} needs {key} on every task",
+                    )
+                )
+        worktree = task.get("worktree")
+        if strategy == "existing" and worktree:
+            if worktree in worktrees:
+                problems.append(
+                    Problem(
+                        "task-worktree-shared",
+                        f"$.next.tasks[{index}].worktree",
+                        f"shares a checkout with task {worktrees[worktree]}",
+                    )
+                )
+            worktrees.setdefault(worktree, index)
+    return problems
+
+
+def check_labels(intent: dict[str, Any]) -> list[Problem]:
+    """Labels are unique in an intent; a reference that is not an entry id must name one of them."""
+    problems: list[Problem] = []
+    labels: set[str] = set()
+    for _, path, entry in _entries(intent):
+        label = entry.get("label")
+        if label is None:
+            continue
+        if label in labels:
+            problems.append(Problem("duplicate-label", f"{path}.label", f"label {label!r} is used twice"))
+        labels.add(label)
+    for path, ref in _label_references(intent):
+        if not re.match(ENTRY_ID_PATTERN, ref) and ref not in labels:
+            problems.append(Problem("unknown-label", path, f"{ref!r} is neither an entry id nor a label here"))
+    return problems
+
+
+def _label_references(intent: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for index, transition in enumerate(intent.get("transitions", [])):
+        if "by" in transition:
+            yield f"$.transitions[{index}].by", transition["by"]
+    for index, link in enumerate(intent.get("artifact_links", [])):
+        for position, ref in enumerate(link.get("covers", [])):
+            yield f"$.artifact_links[{index}].covers[{position}]", ref
+    for index, fork in enumerate(intent.get("decision_dossier", [])):
+        if "gate" in fork:
+            yield f"$.decision_dossier[{index}].gate", fork["gate"]
+
+
+def check_transitions(intent: dict[str, Any]) -> list[Problem]:
+    """Supersede names a successor; nothing else does; an entry moves at most once per intent."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for index, transition in enumerate(intent.get("transitions", [])):
+        path = f"$.transitions[{index}]"
+        if transition["action"] == "supersede" and "by" not in transition:
+            problems.append(Problem("supersede-needs-successor", f"{path}.by", "supersede names its successor"))
+        if transition["action"] != "supersede" and "by" in transition:
+            problems.append(Problem("successor-without-supersede", f"{path}.by", "only supersede takes `by`"))
+        if transition["entry"] in seen:
+            problems.append(Problem("duplicate-transition", f"{path}.entry", "this entry already moves here"))
+        seen.add(transition["entry"])
+    return problems
+
+
+def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
+    """The orientation is one plain line; no text carries control characters."""
+    problems: list[Problem] = []
+    orientation = intent.get("orientation")
+    if isinstance(orientation, str):
+        if "\n" in orientation or "\r" in orientation:
+            problems.append(Problem("orientation-shape", "$.orientation", "the orientation is one line"))
+        elif _PREAMBLE_LIKE.match(orientation) or _MARKDOWN_BLOCK_START.match(orientation):
+            problems.append(
+                Problem(
+                    "orientation-shape",
+                    "$.orientation",
+                    "would read as a preamble key or Markdown block; start it with a word",
+                )
+            )
+        elif not orientation.strip():
+            problems.append(Problem("orientation-shape", "$.orientation", "must not be blank"))
+    for path, text in walk_strings(intent):
+        if _CONTROL.search(text):
+            problems.append(Problem("control-character", path, "contains a control character"))
+        elif ("\n" in text or "\r" in text) and path != "$.orientation" and _field_name(path) not in MULTILINE_KEYS:
+            problems.append(Problem("single-line-field", path, "this field is one line"))
+    return problems
+
+
+def _field_name(path: str) -> str:
+    """The last key of a JSON path, ignoring list positions: `$.a[2].evidence[0]` -> `evidence`."""
+    return re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
+
+
+def secret_problem(path: str, text: str) -> Problem | None:
+    """`secret-pattern` when a text looks like it holds a credential: the rules are named, the value never."""
+    from wheypoint.model.credentials import scan_text
+
+    rules = sorted({hit.rule for hit in scan_text(text)})
+    if not rules:
+        return None
+    return Problem(
+        "secret-pattern", path, f"looks like a credential (rule: {', '.join(rules)}); reference where it lives"
+    )
+
+
+def check_credentials(intent: dict[str, Any]) -> list[Problem]:
+    """Every string of the intent that looks like a credential is refused."""
+    return [p for path, text in walk_strings(intent) if (p := secret_problem(path, text)) is not None]
+
+
+def check_identity(intent: dict[str, Any]) -> list[Problem]:
+    """A work id and a slug given together must name the same work."""
+    work_id, slug = intent.get("work_id"), intent.get("slug")
+    if work_id and slug and work_id.rsplit(".", 1)[0] != slug:
+        return [Problem("work-slug-mismatch", "$.slug", f"work {work_id} is not named {slug!r}")]
+    return []
+
+
+RULES = (check_identity, check_gates, check_next, check_labels, check_transitions, check_text_shape, check_credentials)

@@ -1,0 +1,252 @@
+"""The Markdown projection of a record: the handoff note a person or a fresh agent reads.
+
+The note is derived: every byte comes from the record, so it can be re-rendered at any time and is
+never the authority. Its preamble is a block of `key: value` lines, then the one-line orientation,
+then indented keyed blocks (`parallel:`, `tasks:`, `wheypoint:` pins), then a blank line; a reader
+takes lines until the first blank one. `note_digest` is the sha256 of the whole note with that
+line's value left empty, so a hand edit anywhere is detectable without the store.
+
+No field can forge structure: single-line fields are refused with newlines at intake; multi-line text
+is indented under its list item with block-opening characters (#, fences, setext rules, HTML) escaped
+by a backslash; the user's verbatim quotes are blockquoted line by line without changing a byte; meat
+(verbatim transcript turns) sits in a code fence longer than any backtick run in it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from wheypoint.model.canonical import sha256_hex
+from wheypoint.model.derived import notes_stale
+
+TITLE = "# Wheypoint handoff"
+SECTIONS = (
+    "Gates", "Open entries", "Decisions", "Directives", "Meat", "Notes", "Superseded", "Context", "Artifacts",
+    "Decision dossier", "Tasks", "Local references", "Identifiers",
+)  # fmt: skip
+DIGEST_KEY = "note_digest"
+_BLOCK_START = re.compile(r"^(\s*)(#|```|~~~|<|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$)")
+_DIGEST_LINE = re.compile(r"^(  note_digest: ).*$", re.MULTILINE)
+
+
+def escape_line(line: str) -> str:
+    """A line of field text with any block-opening start neutralised by a backslash."""
+    line = line.replace("<!--", "&lt;!--")
+    match = _BLOCK_START.match(line)
+    if match:
+        return f"{match.group(1)}\\{line[len(match.group(1)) :]}"
+    return line
+
+
+def _text_block(text: str, indent: str = "  ") -> str:
+    """Multi-line text set under a list item: first line inline, the rest indented and escaped."""
+    lines = [escape_line(line) for line in text.splitlines()] or [""]
+    return lines[0] + "".join(f"\n{indent}{line}" if line else "\n" for line in lines[1:])
+
+
+def _blockquote(text: str, indent: str = "  ") -> str:
+    """The user's words verbatim: every line kept byte for byte behind `> `."""
+    return "\n".join(f"{indent}> {line}" if line else f"{indent}>" for line in text.split("\n"))
+
+
+def fenced(text: str, indent: str = "  ") -> str:
+    """Verbatim text in a code fence longer than any backtick run inside it, so nothing breaks out."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = "\n".join(f"{indent}{line}" if line else "" for line in text.split("\n"))
+    return f"{indent}{fence}text\n{body}\n{indent}{fence}"
+
+
+def _meat(item: Mapping[str, Any]) -> str:
+    when = f", {item['timestamp']}" if item["timestamp"] else ""
+    head = f"- `{item['turn']}` {item['type']}, weight {item['weight']} ({item['kind']}{when})"
+    return f"{head}\n{fenced(item['text'])}"
+
+
+def _one_line(text: str) -> str:
+    return escape_line(" ".join(text.split()))
+
+
+def next_value(nxt: Mapping[str, Any]) -> str:
+    """The preamble's `next:` value: one move, or the list form `[skill "arg", ...]`."""
+    if "items" in nxt:
+        items = ", ".join(f'{i["skill"]} "{i["arg"]}"' for i in nxt["items"])
+        return f"[{items}]"
+    return str(nxt.get("move", ""))
+
+
+def _preamble(record: Mapping[str, Any]) -> list[str]:
+    nxt = record["next"]
+    lines = [f"status: {record['status']}", f"next: {next_value(nxt)}"]
+    if "order" in nxt:
+        lines.append(f"order: {nxt['order']}")
+    if nxt.get("move") == "tasks":
+        lines.append("mode: parallel")
+    lines.append(f"artifact: {nxt.get('artifact') or 'none'}")
+    if record["session"]:
+        lines.append(f"session: {record['session']['harness']}:{record['session']['id']}")
+    git = record["git"]
+    if git:
+        lines.append(f"git: {git['branch'] or 'HEAD'}@{git['commit'][:7]}")
+    lines.append(f"created: {record['updated_at']}")
+    parents = [e["ref"] for e in record["edges"] if e["kind"] == "forked_from"]
+    if parents:
+        lines.append(f"parents: [{', '.join(parents)}]")
+    lines.append(record["orientation"])
+    if nxt.get("move") == "tasks":
+        lines += _parallel_block(nxt)
+    lines += [
+        "wheypoint:",
+        f"  work_id: {record['work_id']}",
+        f"  slug: {record['slug']}",
+        f"  project: {record['project_key']}",
+        f"  revision_id: {record['revision_id']}",
+        f"  revision_number: {record['revision_number']}",
+        f"  record_digest: {record['record_digest']}",
+        f"  {DIGEST_KEY}: ",
+    ]
+    return lines
+
+
+def _parallel_block(nxt: Mapping[str, Any]) -> list[str]:
+    lines = ["parallel:"]
+    lines += [f"  {key}: {value}" for key, value in nxt.get("parallel", {}).items()]
+    lines.append("tasks:")
+    for task in nxt.get("tasks", []):
+        first = True
+        for key in ("slug", "intent", "repo", "worktree", "branch", "branch_from", "command"):
+            if key in task:
+                lines.append(f"  {'- ' if first else '  '}{key}: {task[key]}")
+                first = False
+    return lines
+
+
+def _entry_line(entry: Mapping[str, Any], *, with_rationale: bool = True) -> str:
+    line = f"- `{entry['id']}` {_text_block(entry['text'])}"
+    facts = [f"{key}: {_one_line(entry[key])}" for key in ("owner", "when") if key in entry]
+    facts.append(f"since r{entry['added_in']}")
+    line += f" ({'; '.join(facts)})"
+    if with_rationale and "rationale" in entry:
+        line += f"\n  Why: {_text_block(entry['rationale'])}"
+    return line
+
+
+def _section(title: str, body: Iterable[str]) -> list[str]:
+    parts = list(body)
+    return [f"## {title}", "", *parts, ""] if parts else []
+
+
+def _active(record: Mapping[str, Any], kinds: tuple[str, ...], gates: bool | None = None) -> list[Any]:
+    return [
+        e for e in record["entries"]
+        if e["state"] == "active" and e["kind"] in kinds and (gates is None or e["gates"] == gates)
+    ]  # fmt: skip
+
+
+def _notes(record: Mapping[str, Any]) -> list[str]:
+    if not record["notes"]:
+        return []
+    lines: list[str] = []
+    if notes_stale(record):
+        changed = [
+            e for e in record["entries"]
+            if e["kind"] == "decision"
+            and (e["added_in"] > record["notes_revision"]
+                 or e.get("settled", {}).get("revision_number", 0) > record["notes_revision"])
+        ]  # fmt: skip
+        lines.append(
+            f"> **Stale notes:** written at r{record['notes_revision']}; decisions changed at "
+            f"r{record['decisions_revision']} ({', '.join(e['id'] for e in changed)}). Read the Decisions section."
+        )
+        lines.append("")
+    lines += [escape_line(line) for line in record["notes"].splitlines()]
+    return lines
+
+
+def _settled(entry: Mapping[str, Any]) -> str:
+    settled = entry["settled"]
+    line = f"- `{entry['id']}` ({entry['kind']}, {entry['state']} at r{settled['revision_number']}"
+    line += f" by `{settled['by']}`)" if "by" in settled else ")"
+    return f"{line} {_text_block(entry['text'])}\n  Why: {_text_block(settled['rationale'])}"
+
+
+def _dossier(record: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for fork in record["decision_dossier"]:
+        lines.append(f"### {_one_line(fork['fork'])}")
+        lines.append("")
+        if fork["gate"]:
+            lines.append(f"Gate: `{fork['gate']}`")
+            lines.append("")
+        for option in fork["options"]:
+            lines.append(f"- **Option:** {_text_block(option['option'])}")
+            for evidence in option.get("evidence", []):
+                lines.append(f"  - Evidence: {_text_block(evidence, '    ')}")
+            if "breaks" in option:
+                lines.append(f"  - Breaks: {_text_block(option['breaks'], '    ')}")
+        if "prior_leaning" in fork:
+            lines.append(f"- **Prior leaning:** {_text_block(fork['prior_leaning'])}")
+        lines.append("")
+    return lines[:-1]
+
+
+def _artifact(link: Mapping[str, Any]) -> str:
+    line = f"- {escape_line(link.get('pinned', link['ref']))}"
+    if link["covers"]:
+        line += f" (covers {', '.join(f'`{c}`' for c in link['covers'])})"
+    if link["digest"]:
+        line += f" `{link['digest'][:19]}`"
+    return line
+
+
+def _identifiers(record: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"- work_id: `{record['work_id']}`",
+        f"- slug: `{record['slug']}`",
+        f"- project: `{record['project_key']}`",
+        f"- revision: `{record['revision_id']}` (r{record['revision_number']}, parent "
+        f"`{record['parent_revision_id'] or 'none'}`)",
+        f"- record_digest: `{record['record_digest']}`",
+    ]
+    lines += [f"- `{e['id']}`: {e['kind']}, {e['state']}" for e in record["entries"]]
+    return lines
+
+
+def render_body(record: Mapping[str, Any]) -> list[str]:
+    """The note's sections after the title, in their fixed order."""
+    directives = []
+    for entry in _active(record, ("directive", "operator_directive")):
+        who = " (operator, private)" if entry["kind"] == "operator_directive" else ""
+        where = f" (quoted from turn `{entry['quote_turn']}`)" if "quote_turn" in entry else ""
+        directives.append(_entry_line(entry) + who + where + "\n" + _blockquote(entry.get("quote", "")))
+    edges = [f"- {e['kind']}: {escape_line(e['ref'])}" for e in record["edges"]]
+    tasks = [f"- `{t['slug']}` ({t['intent']}): {escape_line(t['command'])}" for t in record["next"].get("tasks", [])]
+    body: list[str] = []
+    body += _section("Gates", map(_entry_line, _active(record, ("question", "blocker"), gates=True)))
+    body += _section("Open entries", map(_entry_line, _active(record, ("question", "blocker"), gates=False)))
+    body += _section("Decisions", map(_entry_line, _active(record, ("decision",))))
+    body += _section("Directives", directives)
+    body += _section("Meat", map(_meat, record["meat"]))
+    body += _section("Notes", _notes(record))
+    body += _section("Superseded", [_settled(e) for e in record["entries"] if e["state"] != "active"])
+    body += _section("Context", [f"- {escape_line(item)}" for item in record["working_context"]])
+    body += _section("Artifacts", [*map(_artifact, record["artifact_links"]), *edges])
+    body += _section("Decision dossier", _dossier(record))
+    body += _section("Tasks", tasks)
+    body += _section("Local references", [f"- {escape_line(ref)}" for ref in record["local_references"]])
+    body += _section("Identifiers", _identifiers(record))
+    return body
+
+
+def note_digest(text: str) -> str:
+    """sha256 of a note with its own note_digest value blanked."""
+    blank = _DIGEST_LINE.sub(r"\1", text, count=1)
+    return "sha256:" + sha256_hex(blank.encode("utf-8"))
+
+
+def render(record: Mapping[str, Any]) -> str:
+    """The complete note for a record."""
+    text = "\n".join([*_preamble(record), "", TITLE, "", *render_body(record)]).rstrip("\n") + "\n"
+    return _DIGEST_LINE.sub(lambda m: m.group(1) + note_digest(text), text, count=1)

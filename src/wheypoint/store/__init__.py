@@ -1,0 +1,41 @@
+"""The store layer: the one narrow interface to durable records, and the backends behind it.
+
+Imports only the model. `open_store(location)` is the one place a backend is chosen, by the scheme of
+its URL, and the chosen backend is imported only then: a command never loads a driver it does not use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wheypoint.model.errors import Refusal
+
+if TYPE_CHECKING:
+    from wheypoint.store.base import Store
+
+SCHEMES = ("sqlite",)  # what this runtime opens; each backend's module is imported only when its scheme is named
+PLANNED = ("postgresql", "postgres")  # the team store: same interface, not in this runtime yet
+
+
+def open_store(location: str, *, create: bool) -> Store:
+    """Open the store at `location`: `sqlite:///path`, `sqlite:path` or a plain file path.
+
+    A reader (`create=False`) of a store that does not exist yet sees an empty one; only writes create it.
+    """
+    scheme, sep, rest = location.partition(":")
+    if not sep or "/" in scheme or "\\" in scheme or len(scheme) == 1:  # a path (or a Windows drive letter)
+        scheme, rest = "sqlite", location
+    scheme = scheme.lower()
+    if scheme in PLANNED:
+        raise Refusal("store-unsupported", f"{scheme}:// stores are not supported by this runtime yet",
+                      details={"parameter": "store"})  # fmt: skip
+    if scheme not in SCHEMES:
+        known = ", ".join(f"{name}:" for name in SCHEMES)
+        raise Refusal("store-url-invalid", f"unknown store scheme {scheme!r}; known: {known} or a file path",
+                      details={"parameter": "store"})  # fmt: skip
+    from pathlib import Path
+
+    from wheypoint.store.sqlite.backend import SqliteStore
+
+    path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash
+    return SqliteStore.open(Path(path).expanduser(), create=create)

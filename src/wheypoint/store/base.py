@@ -1,0 +1,118 @@
+"""The store's one narrow interface: what the rest of wheypoint may ask of any backend.
+
+The kernel never sees the store; the shell reads a head, hands the kernel's pure function to
+`commit`, and the backend runs it inside its own write transaction. Nothing outside a backend
+module knows its SQL or dialect, so a PostgreSQL backend can later implement the same Protocol.
+
+Every backend upholds the same contract:
+- append-only: a work is an ordered chain of immutable revisions; nothing is updated in place except
+  the head pointer and the query indexes, which always describe the head;
+- compare-and-set on the head: a write names its base revision; the backend refuses a missing base
+  (`base-revision-required`) or one that is no longer the head (`stale-parent`), and never retries;
+- replay: if the revision an intent would create already exists, the backend answers with it
+  (`replayed`) and writes nothing;
+- atomicity: a revision, its record, the head pointer and the indexes become visible together or not
+  at all, whatever instant the process dies at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from wheypoint.model.kernel import Outcome
+
+
+class WorkRef(NamedTuple):
+    """The small facts about a work that lookups return, without its record."""
+
+    work_id: str
+    project_key: str
+    slug: str
+    head_revision_id: str
+    head_number: int
+    status: str
+    updated_at: str
+
+
+class Committed(NamedTuple):
+    """The answer to a write: the stored record and receipt, and whether it was a replay."""
+
+    record: dict[str, Any]
+    revision: dict[str, Any]
+    replayed: bool
+    warnings: list[Any]
+
+
+class WorkQuery(NamedTuple):
+    """What `list` filters on. Values of one field are ORed; different fields are ANDed."""
+
+    projects: tuple[str, ...] = ()
+    grep: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()  # "ok", "gated", or an exact status line
+    nexts: tuple[str, ...] = ()
+    entry_kinds: tuple[str, ...] = ()
+    entry_states: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    gated: bool | None = None
+    edge_kinds: tuple[str, ...] = ()
+    linked_to: tuple[str, ...] = ()
+    forked_from: tuple[str, ...] = ()
+    since: str | None = None
+    limit: int = 50
+
+
+class ListedWork(NamedTuple):
+    """A row of `list`: the work's facts and its head's one-line summary."""
+
+    work_id: str
+    project_key: str
+    slug: str
+    head_revision_id: str
+    head_number: int
+    status: str
+    updated_at: str
+    next_move: str | None
+    orientation: str
+    created_at: str
+
+
+Build = Callable[[dict[str, Any] | None], "Outcome"]
+
+
+class Store(Protocol):
+    """What wheypoint needs from a backend."""
+
+    def work(self, work_id: str) -> WorkRef | None:
+        """The work with this id."""
+
+    def work_by_slug(self, project_key: str, slug: str) -> WorkRef | None:
+        """The work with this slug in a project."""
+
+    def work_of_revision(self, revision_id: str) -> WorkRef | None:
+        """The work a revision belongs to."""
+
+    def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
+        """The head record of a work, or its record at an earlier revision of it."""
+
+    def revisions(self, work_id: str) -> list[dict[str, Any]]:
+        """Every revision receipt of a work, oldest first."""
+
+    def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
+        """Works whose slug is exactly this, in one project or (None) on the whole machine."""
+
+    def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        """Works whose slug starts with `prefix`, at most `limit` (read limit + 1 to tell 'several')."""
+
+    def works_with_slug_part(self, part: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        """Works whose slug contains `part`, at most `limit`."""
+
+    def list_works(self, query: WorkQuery) -> list[ListedWork]:
+        """The works a list query selects, best first."""
+
+    def commit(self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build) -> Committed:
+        """Run `build` on the head and store its outcome, under the contract above."""
+
+    def close(self) -> None:
+        """Release the backend's resources."""
