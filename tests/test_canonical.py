@@ -68,3 +68,23 @@ def test_key_insertion_order_does_not_matter(value: dict[str, int], rnd: Any) ->
     items = list(value.items())
     rnd.shuffle(items)
     assert canonical_text(dict(items)) == canonical_text(value)
+
+
+def _rfc8785_string(value: str) -> str:
+    """RFC 8785's string rule written out character by character, to check the fast encoder against."""
+    short = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    out = []
+    for ch in value:
+        out.append(short.get(ch) or (f"\\u{ord(ch):04x}" if ord(ch) < 0x20 else ch))
+    return '"' + "".join(out) + '"'
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))))
+def test_strings_escape_exactly_as_rfc8785_says(text: str) -> None:
+    assert canonical_text(text) == _rfc8785_string(text)
+
+
+@pytest.mark.parametrize("lone", ["\ud800", "a\udfffb", "\udc00"])
+def test_a_lone_surrogate_anywhere_is_refused(lone: str) -> None:
+    with pytest.raises(CanonicalError):
+        canonical_text({"k": lone})

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheypoint.model.kernel import Provenance, apply
-from wheypoint.notes.render import SECTIONS, TITLE, note_digest, render
+from wheypoint.notes.render import SECTIONS, TITLE, note_digest, opens_block, render
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z", session={"harness": "codex", "id": "s1"},
                   git={"branch": "main", "commit": "0123456789abcdef0123456789abcdef01234567"})  # fmt: skip
@@ -40,7 +40,7 @@ def record_with(notes: str = "", text: str = "A decision.", quote: str = "my wor
         "notes": notes,
         "working_context": ["xdg:shop/scratch.md"],
     }  # fmt: skip
-    prov = Provenance(**{**PROV.__dict__, "local_refs": frozenset({"xdg:shop/scratch.md"})})
+    prov = PROV._replace(local_refs=frozenset({"xdg:shop/scratch.md"}))
     return apply(None, intent, prov).record
 
 
@@ -116,3 +116,12 @@ def test_field_text_never_forges_structure(notes: str, text: str, quote: str) ->
     # The user's words survive byte for byte behind the blockquote marker.
     quoted = "\n".join(f"  > {line}" if line else "  >" for line in quote.split("\n"))
     assert quoted in note
+
+
+_BLOCK_START = re.compile(r"^(\s*)(#|```|~~~|<|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$)")
+
+
+@given(st.text(alphabet=st.sampled_from(list(" \t\u00a0\u2003#<`~=-*_ax>")), max_size=12))
+def test_block_openers_are_the_ones_commonmark_starts_a_block_with(line: str) -> None:
+    # The string test must agree with the regular expression it replaced, white space of every kind included.
+    assert opens_block(line) == bool(_BLOCK_START.match(line)), repr(line)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +219,111 @@ def test_a_gemini_session_is_found_by_the_hash_of_the_checkout(wp: Runner, tmp_p
     found = wp("turns", "--format", "json", cwd=repo, env={"HOME": str(home)})
     assert found.code == 0, found.stdout
     assert found.json["harness"] == "gemini" and found.json["count"] == 1
+
+
+# ---- discovery: sniffing a named transcript, so that only its reader is imported; paths as str
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from wheypoint.transcripts import discovery
+located = discovery.by_path(sys.argv[2], None, sys.argv[3] or None)
+readers = sorted(m for m in sys.modules if m.startswith("wheypoint.transcripts.") and not m.endswith("_turns"))
+print(json.dumps([located.harness, located.path, readers]))
+"""
+_ONLY = ["wheypoint.transcripts.discovery", "wheypoint.transcripts.lines", "wheypoint.transcripts.model"]
+
+
+def located_in_fresh_process(path: Path, session: str = "") -> tuple[str, str, list[str]]:
+    done = subprocess.run([sys.executable, "-S", "-c", _PROBE, str(SRC), str(path), session],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    harness, where, readers = json.loads(done.stdout)
+    return harness, where, [m for m in readers if m not in _ONLY]
+
+
+def gemini_jsonl(path: Path) -> Path:
+    records = [{"sessionId": "g1", "projectHash": "ab" * 32, "startTime": "2026-01-01T00:00:00.000Z"},
+               {"id": "m1", "timestamp": "2026-01-01T00:00:01.000Z", "type": "user", "content": "hello"}]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_a_named_transcript_imports_only_its_reader(corpus_file: Path, tmp_path: Path) -> None:
+    from test_transcripts_opencode import MAIN, OTHER, build_db
+
+    rollout = sorted(shared_path("corpus", "codex").glob("*.jsonl"))[0]
+    db = build_db(tmp_path / "opencode.db", MAIN, OTHER)
+    gemini = gemini_jsonl(tmp_path / "session-1.jsonl")
+    assert located_in_fresh_process(corpus_file) == ("claude-code", str(corpus_file), ["wheypoint.transcripts.claude"])
+    assert located_in_fresh_process(rollout) == ("codex", str(rollout), ["wheypoint.transcripts.codex"])
+    assert located_in_fresh_process(gemini) == ("gemini", str(gemini), ["wheypoint.transcripts.gemini"])
+    assert located_in_fresh_process(db, "ses_main") == ("opencode", str(db), ["wheypoint.transcripts.opencode"])
+    # A single JSON document is told apart only by parsing it: every reader is asked, as before.
+    single = shared_path("corpus", "gemini", "agenthistory-gemini-session.json")
+    harness, _, readers = located_in_fresh_process(single)
+    assert harness == "gemini" and len(readers) == 4
+
+
+def test_the_sniff_names_a_reader_only_when_no_other_would_recognise_the_file(tmp_path: Path) -> None:
+    from test_transcripts_opencode import MAIN, OTHER, build_db
+    from wheypoint.model.shapes import READABLE_HARNESSES
+    from wheypoint.transcripts import discovery
+
+    corpus = shared_path("corpus")
+    conclusive = [*sorted((corpus / "claude-code").glob("*.jsonl")), *sorted((corpus / "codex").glob("*.jsonl")),
+                  gemini_jsonl(tmp_path / "g.jsonl"), build_db(tmp_path / "one.db", MAIN),
+                  build_db(tmp_path / "two.db", MAIN, OTHER)]  # fmt: skip
+    for path in [*conclusive, corpus / "gemini" / "agenthistory-gemini-session.json"]:
+        likely = discovery._sniff(str(path))
+        readers = [name for name in READABLE_HARNESSES if discovery.reader(name).describe(path) is not None]
+        assert (likely is not None) == (path in conclusive), path.name
+        assert likely is None or set(readers) <= {likely}, path.name
+        assert len(readers) == 1 or path.name == "two.db", path.name  # two sessions: no single one to describe
+
+
+def test_an_inconclusive_first_line_asks_every_reader(tmp_path: Path) -> None:
+    from wheypoint.model.errors import Refusal
+    from wheypoint.transcripts import discovery
+
+    path = tmp_path / "session.jsonl"
+    prompt = {"type": "user", "uuid": "u1", "sessionId": "s1", "message": {"role": "user", "content": "hi"}}
+    records = [{"type": "brand-new-record", "value": 1}, prompt]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert discovery._sniff(str(path)) is None
+    located = discovery.by_path(path, None)
+    assert (located.harness, located.path, located.session_id) == ("claude-code", str(path), "s1")
+    assert located._replace(session_id="x").session_id == "x"
+    assert discovery.by_path(f"{tmp_path}//./session.jsonl", None).path == str(path)  # spelled as pathlib does
+    # A Gemini head followed by a Claude Code record: both readers take it, so the caller must choose.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in [{"sessionId": "g", "projectHash": "ab" * 32}, prompt]))
+    assert discovery._sniff(str(mixed)) is None
+    with pytest.raises(Refusal) as refused:
+        discovery.by_path(mixed, None)
+    assert refused.value.code == "harness-ambiguous" and "claude-code, gemini" in str(refused.value)
+
+
+def test_reading_transcripts_loads_no_heavy_standard_module() -> None:
+    code = ("import json, sqlite3, sys; sys.path.insert(0, sys.argv[1]); before = set(sys.modules)\n"
+            "from wheypoint.transcripts import discovery, claude, codex, gemini, opencode, harvest\n"
+            "print(json.dumps(sorted(set(sys.modules) - before)))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-S", "-c", code, str(SRC)], capture_output=True, text=True, check=True)
+    heavy = {"typing", "pathlib", "dataclasses", "inspect", "contextlib", "hashlib", "subprocess", "urllib",
+             "ipaddress", "importlib.util", "tempfile", "shutil"}  # fmt: skip
+    assert not {m for m in json.loads(done.stdout) if m in heavy or m.split(".")[0] in heavy}
+
+
+def test_plain_paths_and_folders_inside_a_root() -> None:
+    from pathlib import PurePosixPath
+
+    from wheypoint.transcripts.discovery import _inside
+    from wheypoint.transcripts.model import plain_path
+
+    if os.sep == "/":
+        for spelled in ["", ".", "/", "//", "///x", "./a", "a/./b//c/", "//a/b", "a/../b", "~/x/", "/./a/."]:
+            assert plain_path(spelled) == str(PurePosixPath(spelled)), spelled
+    assert _inside("/work/proj/sub", "/work/proj") and _inside("/work/proj/", "/work/proj/")
+    assert _inside("/work/proj/a/../b", "/work/proj") and _inside("/anything", "/")
+    assert not _inside("/work/project", "/work/proj") and not _inside("/work", "/work/proj")
+    assert not _inside(None, "/work") and not _inside("relative", "/work") and _inside("relative", ".")

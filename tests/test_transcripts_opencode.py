@@ -575,6 +575,17 @@ def test_describe(tmp_path: Path, legacy: dict[str, Path]) -> None:
         assert opencode.describe(path) is None
 
 
+def test_a_database_in_an_oddly_named_folder_is_opened_read_only(tmp_path: Path) -> None:
+    from wheypoint.transcripts.opencode import _file_uri
+
+    folder = tmp_path / "a dir?#%;&=ü"
+    folder.mkdir()
+    path = build_db(folder / "opencode.db", MAIN)
+    assert _file_uri(str(path)) == path.as_uri()  # escaped exactly as pathlib escapes it
+    check_main(*read(path))
+    assert opencode.describe(str(path)) is not None and opencode.describe(path) == opencode.describe(str(path))
+
+
 def test_describe_refuses_other_harnesses() -> None:
     for harness in ("gemini", "claude-code", "codex"):
         for path in sorted(shared_path("corpus", harness).iterdir()):

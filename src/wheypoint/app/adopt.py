@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
-from typing import Any
 
 from wheypoint.app.checkpoint import checkpoint
 from wheypoint.app.context import Context, NoteOptions
@@ -14,6 +13,10 @@ from wheypoint.model.shapes import SLUG_PATTERN
 from wheypoint.notes.files import read_note
 from wheypoint.notes.lint import intent_next, lint_note
 from wheypoint.notes.parse import ParsedNote, parse_note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _OPTION = ("- ", "* ", "+ ")
 
@@ -29,7 +32,8 @@ def _dossier_options(parsed: ParsedNote) -> list[str]:
 
 def adopt(ctx: Context, path_text: str, notes: NoteOptions) -> dict[str, Any]:
     """Turn a hand-written note into a store record's first revision, keeping its text and provenance."""
-    path = Path(path_text).expanduser().resolve()
+    path = os.path.realpath(os.path.expanduser(path_text))
+    stem = os.path.splitext(os.path.basename(path))[0]
     text = read_note(path)
     parsed = parse_note(text)
     if parsed.format == "wheypoint":
@@ -39,11 +43,12 @@ def adopt(ctx: Context, path_text: str, notes: NoteOptions) -> dict[str, Any]:
         raise Refusal("note-not-adoptable", f"{path} has {len(blocking)} gating lint finding(s); fix the note first",
                       details={"findings": [f.as_json() for f in blocking]})  # fmt: skip
     orientation = parsed.orientation or ""
-    slug = path.stem if re.match(SLUG_PATTERN, path.stem) else derive_slug(orientation)
+    slug = stem if re.match(SLUG_PATTERN, stem) else derive_slug(orientation)
     facts = [f"{key} {value}" for key, value in (("session", parsed.session), ("git", parsed.git),
              ("created", parsed.created), ("parents", ", ".join(parsed.parents or []) or None)) if value]  # fmt: skip
     checkout = ctx.checkout
-    shown = str(path.relative_to(checkout.toplevel)) if checkout and checkout.contains(path) else str(path)
+    inside = checkout is not None and checkout.contains(path)
+    shown = os.path.relpath(path, os.path.realpath(checkout.toplevel)) if checkout and inside else path
     intent: dict[str, Any] = {
         "slug": slug,
         "orientation": orientation,
@@ -65,4 +70,4 @@ def adopt(ctx: Context, path_text: str, notes: NoteOptions) -> dict[str, Any]:
         intent["decision_dossier"] = [{"fork": reason, "gate": "adopted-gate",
                                        "options": [{"option": o} for o in options[:16]]}]  # fmt: skip
     reply = checkpoint(ctx, intent, notes)
-    return {**reply, "adopted_from": str(path)}
+    return {**reply, "adopted_from": path}

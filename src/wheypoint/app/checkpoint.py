@@ -5,18 +5,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, NamedTuple
+import os
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for
 from wheypoint.app.workspace import Checkout, file_digest, find_checkout
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.intake import require_valid
 from wheypoint.model.kernel import Provenance, apply, genesis_identity, record_refs, request_digest, revision_id_for
+from wheypoint.model.records import Record
 from wheypoint.model.refs import line_ref_path, line_refs, ref_kind
-from wheypoint.notes.files import write_atomic
-from wheypoint.notes.render import render
-from wheypoint.store.base import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from wheypoint.store.base import Store
 
 
 def _target(store: Store, intent: dict[str, Any], project_key: str) -> tuple[str, str | None]:
@@ -69,7 +72,7 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
     digests = {}
     for link in intent.get("artifact_links", []):
         if ref_kind(link["ref"]) == "relative":
-            target = root / line_ref_path(link["ref"])
+            target = os.path.join(root, line_ref_path(link["ref"]))
             if checkout is None or checkout.contains(target):
                 found = file_digest(target)
                 if found:
@@ -84,14 +87,14 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
     return prov, warnings
 
 
-def _is_local(ref: str, checkout: Checkout | None, cwd: Path) -> bool:
+def _is_local(ref: str, checkout: Checkout | None, cwd: str) -> bool:
     kind = ref_kind(ref)
     if kind == "xdg":
         return True
     if kind == "absolute":
-        return checkout is None or not checkout.contains(Path(ref).expanduser())
+        return checkout is None or not checkout.contains(os.path.expanduser(ref))
     if kind == "relative" and checkout is not None and " " not in ref:
-        return not checkout.contains(checkout.toplevel / line_ref_path(ref))
+        return not checkout.contains(os.path.join(checkout.toplevel, line_ref_path(ref)))
     return False
 
 
@@ -99,16 +102,19 @@ def write_note(ctx: Context, record: dict[str, Any], options: NoteOptions) -> tu
     """(note path, durability, warnings): the note is derived, so failing to write it is a warning."""
     if options.no_note:
         return None, "canonical-local", []
+    from wheypoint.notes.files import write_atomic
+    from wheypoint.notes.render import render  # validate never renders: only a written checkpoint has a note
+
     path = note_path_for(ctx, record["slug"], options)
     try:
         write_atomic(path, render(record))
     except OSError as exc:
-        return None, "canonical-local", [Problem("note-unwritable", str(path), f"the note was not written: {exc}")]
-    durability = "repo-snapshot" if find_checkout(path.parent) is not None else "canonical-local"
-    return str(path), durability, []
+        return None, "canonical-local", [Problem("note-unwritable", path, f"the note was not written: {exc}")]
+    durability = "repo-snapshot" if find_checkout(os.path.dirname(path)) is not None else "canonical-local"
+    return path, durability, []
 
 
-class Grounding(NamedTuple):
+class Grounding(Record):
     session: dict[str, str] | None
     quote_turns: dict[str, str]
     meat: tuple[dict[str, Any], ...]

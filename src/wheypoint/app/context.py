@@ -7,25 +7,30 @@ later front doors) can run a command in any folder with any environment.
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wheypoint.app.workspace import Checkout, find_checkout, normalise_key, store_location
 from wheypoint.model.errors import Refusal
-from wheypoint.model.shapes import WORK_ID_PATTERN
+from wheypoint.model.records import Record
+from wheypoint.model.shapes import is_work_id
 from wheypoint.notes.files import NOTES_SUBDIR
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from wheypoint.store.base import Store, WorkRef
+    from typing import Any
+
+    from wheypoint.store.base import Store
+    from wheypoint.store.rows import WorkRef
     from wheypoint.transcripts.discovery import Located
 
 
 class Context:
     """Where a command runs: the folder, the environment, and the options every command shares."""
 
-    def __init__(self, cwd: Path | None = None, environ: dict[str, str] | None = None, project: str | None = None):
-        self.cwd = cwd or Path.cwd()
+    def __init__(
+        self, cwd: str | os.PathLike[str] | None = None, environ: dict[str, str] | None = None,
+        project: str | None = None,
+    ) -> None:  # fmt: skip
+        self.cwd = os.path.abspath(cwd) if cwd is not None else os.getcwd()
         self.environ = dict(os.environ) if environ is None else environ
         self.project = project
         self._checkout: Checkout | bool | None = False  # found on first use
@@ -41,7 +46,7 @@ class Context:
         if explicit:
             return normalise_key(explicit)
         checkout = self.checkout
-        return checkout.project_key() if checkout else normalise_key(self.cwd.name)
+        return checkout.project_key() if checkout else normalise_key(os.path.basename(self.cwd))
 
     def open_store(self, *, create: bool) -> Store:
         """The store this environment names (see `store.open_store`); `create` only for writes."""
@@ -49,14 +54,14 @@ class Context:
 
         return open_store(store_location(self.environ), create=create)
 
-    def note_roots(self) -> list[Path]:
+    def note_roots(self) -> list[str]:
         """Where notes of this checkout live: its top folder and every other worktree, else the current folder."""
         return self.checkout.worktree_roots() if self.checkout else [self.cwd]
 
     def now(self) -> str:
-        from datetime import datetime, timezone
+        import time
 
-        return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
     def session(self) -> dict[str, str] | None:
         value = self.environ.get("WHEYPOINT_SESSION", "")
@@ -66,31 +71,31 @@ class Context:
 
 def find_work(store: Store, ref: str, project_key: str) -> WorkRef:
     """A work named by its id, or by its slug in this project; refused when there is none."""
-    work = store.work(ref) if re.match(WORK_ID_PATTERN, ref) else store.work_by_slug(project_key, ref)
+    work = store.work(ref) if is_work_id(ref) else store.work_by_slug(project_key, ref)
     if work is None:
         raise Refusal("record-missing", f"no work {ref!r} in project {project_key}",
                       details={"ref": ref, "project": project_key})  # fmt: skip
     return work
 
 
-class NoteOptions(NamedTuple):
+class NoteOptions(Record):
     """Where the note goes: a folder other than the checkout's .cheese/notes, or nowhere."""
 
     note_dir: str | None = None
     no_note: bool = False
 
 
-def note_path_for(ctx: Context, slug: str, options: NoteOptions) -> Path:
+def note_path_for(ctx: Context, slug: str, options: NoteOptions) -> str:
+    """The note's path: `<note dir>/<slug>.md`, by default under the checkout's top (else the current folder)."""
     if options.note_dir:
-        folder = Path(options.note_dir)
-        folder = folder if folder.is_absolute() else ctx.cwd / folder
+        folder = os.path.join(ctx.cwd, os.path.expanduser(options.note_dir))  # an absolute dir wins the join
     else:
         checkout = ctx.checkout
-        folder = (checkout.toplevel if checkout else ctx.cwd) / NOTES_SUBDIR
-    return folder / f"{slug}.md"
+        folder = os.path.join(checkout.toplevel if checkout else ctx.cwd, NOTES_SUBDIR)
+    return os.path.join(folder, f"{slug}.md")
 
 
-class TranscriptChoice(NamedTuple):
+class TranscriptChoice(Record):
     """How the command named its transcript, if it did (see transcripts/discovery.py)."""
 
     transcript: str | None = None
@@ -113,7 +118,7 @@ class TranscriptChoice(NamedTuple):
         )  # fmt: skip
 
 
-def _project_root(folder: Path) -> Path:
+def _project_root(folder: str) -> str:
     """The top of the checkout holding `folder`, else the folder itself: where sessions are matched."""
     checkout = find_checkout(folder)
     return checkout.toplevel if checkout else folder

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import os
 
 from wheypoint.app.context import Context
 from wheypoint.model.errors import bad_parameter
-from wheypoint.store.base import WorkQuery
+from wheypoint.store.rows import WorkQuery
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_LIMIT = 1000
 
@@ -82,10 +86,11 @@ def _legacy_rows(ctx: Context, query: WorkQuery) -> list[dict[str, Any]]:
         next_ok = not query.nexts or parsed.next in query.nexts
         grep_ok = not query.grep or any(g.lower() in text.lower() for g in query.grep)
         if status_ok and gated_ok and next_ok and grep_ok:
+            slug = os.path.splitext(os.path.basename(path))[0]
             rows.append({
-                "work_id": None, "slug": path.stem, "project": ctx.project_key(), "status": parsed.status or "",
+                "work_id": None, "slug": slug, "project": ctx.project_key(), "status": parsed.status or "",
                 "next": parsed.next, "orientation": parsed.orientation or "", "revision_id": None,
                 "revision_number": 0, "updated_at": parsed.created or "", "source": "legacy-note",
-                "note_path": str(path),
+                "note_path": path,
             })  # fmt: skip
     return rows[: query.limit]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import os
 
 from wheypoint.app.context import Context
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.notes.files import read_note
 from wheypoint.notes.parse import parse_note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _store_record(ctx: Context, work_id: str | None) -> dict[str, Any] | None:
@@ -25,7 +28,7 @@ def lint_path(ctx: Context, path: str) -> dict[str, Any]:
     """Lint any note; a generated one is checked against its record when the store has it."""
     from wheypoint.notes.lint import lint_report
 
-    text = read_note(Path(path))
+    text = read_note(path)
     parsed = parse_note(text)
     record = _store_record(ctx, (parsed.wheypoint or {}).get("work_id"))
     return {"path": path, "record_found": record is not None, **lint_report(text, record)}
@@ -45,9 +48,9 @@ def _record_for(ctx: Context, ref: str, workspace_root: str | None) -> tuple[dic
 
 def handoff_parse(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
     """Any note's preamble as JSON: a path is read as it is on disk; a work or slug through its record."""
-    path = Path(ref).expanduser()
-    if ref.startswith(("/", "~", ".")) or path.is_file():
-        return {"path": str(path), **parse_note(read_note(path)).as_json()}
+    path = os.path.expanduser(ref)
+    if ref.startswith(("/", "~", ".")) or os.path.isfile(path):
+        return {"path": path, **parse_note(read_note(path)).as_json()}
     from wheypoint.notes.render import render
 
     _, record = _record_for(ctx, ref, workspace_root)
@@ -83,7 +86,7 @@ def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict
     if record is not None:
         action = dispatch_record(record)
     elif resolution.get("note_path"):  # a legacy note: read, never run without a person
-        action = dispatch(parse_note(read_note(Path(resolution["note_path"]))))
+        action = dispatch(parse_note(read_note(resolution["note_path"])))
     else:
         action = {"action": "none", "reason": f"{ref!r} is {resolution['outcome']}"}
     gating = [f for f in resolution.get("findings", []) if f["severity"] == "gating" and f["code"] != "gate-open"]

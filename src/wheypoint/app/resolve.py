@@ -8,16 +8,22 @@ close suggestions, never picked for the caller. Outcomes are answers, not refusa
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from typing import Any
+import os
 
 from wheypoint.app.context import Context, NoteOptions, note_path_for
 from wheypoint.app.trust import gate_findings, git_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import GATING, Finding, Refusal, bad_parameter
-from wheypoint.model.shapes import WORK_ID_PATTERN
-from wheypoint.store.base import Store, WorkRef
+from wheypoint.model.shapes import is_work_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from wheypoint.store.base import Store
+    from wheypoint.store.rows import WorkRef
+
+    Resolved = tuple[dict[str, Any], dict[str, Any] | None]  # (the reply, the record when one was found)
 
 CANDIDATE_LIMIT = 20
 
@@ -29,7 +35,7 @@ def _candidate(work: WorkRef) -> dict[str, Any]:
 
 def _lookup(store: Store, ref: str, project: str) -> tuple[str, list[WorkRef]]:
     """(how it matched, the works at the first step that matched anything)."""
-    if re.match(WORK_ID_PATTERN, ref):
+    if is_work_id(ref):
         work = store.work(ref)
         if work:
             return "work-id", [work]
@@ -59,9 +65,6 @@ def _answer(outcome: str, **fields: Any) -> dict[str, Any]:
     return {"outcome": outcome, "dispatchable": outcome == "authoritative", **fields}
 
 
-Resolved = tuple[dict[str, Any], "dict[str, Any] | None"]  # (the reply, the record when one was found)
-
-
 def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
     """The `resolve` reply for a reference."""
     return resolve_with_record(ctx, ref, workspace_root)[0]
@@ -70,15 +73,15 @@ def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any
 def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> Resolved:
     """The reply and the record it found, read once, for commands that go on to use the record."""
     if workspace_root:
-        root = Path(workspace_root).expanduser()
-        if not root.is_dir():
+        root = os.path.expanduser(workspace_root)
+        if not os.path.isdir(root):
             raise bad_parameter("workspace_root", f"names a folder; there is none at {workspace_root}")
         ctx = Context(cwd=root, environ=ctx.environ, project=ctx.project)
     project = ctx.project_key()
     store = ctx.open_store(create=False)
     try:
         if ref.startswith("/") or ref.startswith("~"):
-            return _resolve_path(ctx, store, Path(ref).expanduser())
+            return _resolve_path(ctx, store, os.path.expanduser(ref))
         matched, works = _lookup(store, ref, project)
         if not works:
             legacy = _legacy_match(ctx, ref)
@@ -97,22 +100,21 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
         store.close()
 
 
-def _legacy_match(ctx: Context, ref: str) -> Path | None:
+def _legacy_match(ctx: Context, ref: str) -> str | None:
     """A hand-written note in this checkout or its worktrees named by this slug exactly, or by a unique prefix."""
     from wheypoint.notes.legacy import legacy_notes
 
     paths = [note.path for note in legacy_notes(ctx.note_roots())]
-    exact = [p for p in paths if p.stem == ref]
-    prefixed = [p for p in paths if p.stem.startswith(ref)]
+    stems = [(path, os.path.splitext(os.path.basename(path))[0]) for path in paths]
+    exact = [path for path, stem in stems if stem == ref]
+    prefixed = [path for path, stem in stems if stem.startswith(ref)]
     chosen = exact or prefixed
     return chosen[0] if len(chosen) == 1 else None
 
 
-def _resolve_path(ctx: Context, store: Store, path: Path) -> Resolved:
-    if not path.is_file():
-        return _answer(
-            "not-found", ref=str(path), searched=[str(path)], suggestions=[], candidates=[], findings=[]
-        ), None
+def _resolve_path(ctx: Context, store: Store, path: str) -> Resolved:
+    if not os.path.isfile(path):
+        return _answer("not-found", ref=path, searched=[path], suggestions=[], candidates=[], findings=[]), None
     from wheypoint.notes.files import read_note
     from wheypoint.notes.parse import parse_note
 
@@ -121,14 +123,15 @@ def _resolve_path(ctx: Context, store: Store, path: Path) -> Resolved:
     if work is None:
         finding = Finding("legacy-note", GATING, f"{path} is not backed by a store record: read it, and "
                           "`wheypoint adopt` it to make it a record")  # fmt: skip
-        return _answer("gated", ref=str(path), matched_by="path", work_id=None, note_path=str(path),
+        return _answer("gated", ref=path, matched_by="path", work_id=None, note_path=path,
                        candidates=[], findings=[finding.as_json()]), None  # fmt: skip
-    checkout = find_checkout(path.parent)
-    return _trusted(Context(cwd=checkout.toplevel if checkout else path.parent, environ=ctx.environ), store, work,
-                    "path", str(path), note=path)  # fmt: skip
+    folder = os.path.dirname(os.path.abspath(path))
+    checkout = find_checkout(folder)
+    return _trusted(Context(cwd=checkout.toplevel if checkout else folder, environ=ctx.environ), store, work,
+                    "path", path, note=path)  # fmt: skip
 
 
-def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: Path | None = None) -> Resolved:
+def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: str | None = None) -> Resolved:
     record = store.record(work.work_id)
     if record is None:
         raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
@@ -140,7 +143,7 @@ def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, 
         outcome, ref=ref, matched_by=matched, work_id=record["work_id"], slug=record["slug"],
         project=record["project_key"], status=record["status"], next=record["next"],
         revision_id=record["revision_id"], revision_number=record["revision_number"],
-        record_digest=record["record_digest"], note_path=str(note), candidates=[],
+        record_digest=record["record_digest"], note_path=note, candidates=[],
         findings=[f.as_json() for f in findings],
     )  # fmt: skip
     return reply, record

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+import os
 
 from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for
 from wheypoint.model.errors import Refusal
 from wheypoint.notes.files import note_state, write_atomic
 from wheypoint.notes.render import render
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, repair_note: bool) -> dict[str, Any]:
@@ -20,13 +24,14 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     finally:
         store.close()
     path = note_path_for(ctx, record["slug"], notes)
-    state = (
-        "not-head" if revision_id is not None else "missing" if not path.exists() else note_state(path, render(record))
-    )
+    if revision_id is not None:
+        state = "not-head"
+    else:
+        state = note_state(path, render(record)) if os.path.exists(path) else "missing"
     if repair_note and state in ("stale", "missing"):
         write_atomic(path, render(record))
         state = "rewritten"
-    return {"work_id": work.work_id, "record": record, "note": {"path": str(path), "state": state}}
+    return {"work_id": work.work_id, "record": record, "note": {"path": path, "state": state}}
 
 
 def log(ctx: Context, ref: str) -> dict[str, Any]:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 from wheypoint.app.context import Context, TranscriptChoice
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.transcripts import discovery
 from wheypoint.transcripts.harvest import harvest
 from wheypoint.transcripts.model import ALL_KINDS, USER_KINDS, ReadStats, Turn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
@@ -109,8 +112,8 @@ def snapshot(
     failed = sum(t.status != "ok" for t in trailers)
     status = status_of(items, failed)
     checkout = ctx.checkout
-    folder = Path(out) if out else (checkout.toplevel if checkout else ctx.cwd)
-    path = (folder if folder.is_absolute() else ctx.cwd / folder) / f"CHECKPOINT-{stream}-llm.md"
+    folder = os.path.expanduser(out) if out else (checkout.toplevel if checkout else ctx.cwd)
+    path = os.path.join(ctx.cwd, folder, f"CHECKPOINT-{stream}-llm.md")  # an absolute folder wins the join
     facts = {
         "session": f"{located.harness}:{located.session_id}" if located.session_id else located.harness,
         "transcript": str(located.path),

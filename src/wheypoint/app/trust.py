@@ -6,14 +6,19 @@ active gate is never dispatchable either, since the next move waits on a human d
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import os
 
-from wheypoint.app.workspace import Checkout, file_digest
+from wheypoint.app.workspace import file_digest
 from wheypoint.model.derived import GATING_KINDS
 from wheypoint.model.errors import ADVISORY, GATING, Finding
 from wheypoint.model.refs import line_ref_path, pinned_refs, ref_kind
 from wheypoint.notes.render import note_digest, render
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from wheypoint.app.workspace import Checkout
 
 
 def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> list[Finding]:
@@ -30,10 +35,11 @@ def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> li
     return found
 
 
-def note_findings(record: dict[str, Any], note: Path) -> list[Finding]:
+def note_findings(record: dict[str, Any], note: str) -> list[Finding]:
     """The note on disk against the record: missing, hand-edited, or behind the store."""
     try:
-        text = note.read_text(encoding="utf-8")
+        with open(note, encoding="utf-8") as handle:
+            text = handle.read()
     except FileNotFoundError:
         return [Finding("note-missing", ADVISORY, f"no note at {note}; `show --write-note` renders it")]
     except (OSError, UnicodeDecodeError) as exc:
@@ -56,7 +62,7 @@ def link_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Fin
     for link in record["artifact_links"]:
         if link["digest"] is None or root is None or ref_kind(link["ref"]) != "relative":
             continue
-        path = root / line_ref_path(link["ref"])
+        path = os.path.join(root, line_ref_path(link["ref"]))
         now = file_digest(path)
         if now is None:
             found.append(Finding("artifact-missing", GATING, f"{link['ref']} is gone from {root}"))
@@ -74,23 +80,30 @@ def link_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Fin
 
 
 def git_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Finding]:
-    """The recorded commit and the path:line pins against the repository as it is now."""
+    """The recorded commit and the path:line pins against the repository as it is now.
+
+    A commit that is HEAD itself needs no question to git: it is present, an ancestor, and nothing came
+    since. Any other commit costs one `git cat-file` for presence and one `git rev-list` for history.
+    """
     if checkout is None:
         return [Finding("no-checkout", ADVISORY, "not in a git checkout: commits and pins were not checked")]
     texts = list(record["working_context"]) + [link.get("pinned", link["ref"]) for link in record["artifact_links"]]
     pins = [pin for text in texts for pin in pinned_refs(text)]
     anchor = record["git"]["commit"] if record["git"] else None
+    head = checkout.commit or ""
     shas = sorted({sha for _, sha in pins} | ({anchor} if anchor else set()))
-    missing = checkout.missing_objects(shas)
+    missing = checkout.missing_objects([sha for sha in shas if not head.startswith(sha)])
     found = [Finding("git-object-missing", GATING, f"commit {sha[:12]} is not in the repository (rewritten away?)")
              for sha in sorted(missing)]  # fmt: skip
-    if anchor and anchor not in missing:
-        since = checkout.commits_since(anchor)
-        if since is None:
+    if anchor and anchor not in missing and anchor != head:
+        history = checkout.history_since(anchor)
+        if history is None or history[1] > 0:
             found.append(Finding("stale-commit", ADVISORY, f"the checkpoint's commit {anchor[:7]} is not an ancestor "
                                  "of HEAD (another branch, or history was rewritten)"))  # fmt: skip
-        elif since > 0:
-            found.append(Finding("stale-commit", ADVISORY, f"{since} commit(s) since the checkpoint's {anchor[:7]}"))
+        elif history[0] > 0:
+            found.append(
+                Finding("stale-commit", ADVISORY, f"{history[0]} commit(s) since the checkpoint's {anchor[:7]}")
+            )
     for sha in sorted({sha for _, sha in pins} - missing):
         paths = sorted({path for path, pinned in pins if pinned == sha})
         for path in sorted(checkout.changed_since(sha, paths)):

@@ -9,12 +9,12 @@ subprocess costs milliseconds; `git` itself is asked only for tracked and ignore
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
 
-from wheypoint.model.canonical import new_sha256
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 STORE_FILE = "store.sqlite3"
 MAX_DIGEST_BYTES = 256 * 1024 * 1024
@@ -23,69 +23,107 @@ MAX_DIGEST_BYTES = 256 * 1024 * 1024
 def store_location(environ: Mapping[str, str] | None = None) -> str:
     """The store a command uses: `$WHEYPOINT_STORE` (a URL or a path) when set, else the default SQLite file."""
     env = os.environ if environ is None else environ
-    return env.get("WHEYPOINT_STORE") or str(store_path(env))
+    return env.get("WHEYPOINT_STORE") or store_path(env)
 
 
-def store_path(environ: Mapping[str, str] | None = None) -> Path:
+def store_path(environ: Mapping[str, str] | None = None) -> str:
     """`$WHEYPOINT_HOME/store.sqlite3`, else the XDG data directory's `wheypoint/store.sqlite3`."""
     env = os.environ if environ is None else environ
     home = env.get("WHEYPOINT_HOME")
     if home:
-        return Path(home).expanduser() / STORE_FILE
-    data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data).expanduser() / "wheypoint" / STORE_FILE
+        return os.path.join(os.path.expanduser(home), STORE_FILE)
+    data = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(os.path.expanduser(data), "wheypoint", STORE_FILE)
+
+
+# The parsing below uses string methods rather than regular expressions: every command computes a project
+# key, and compiling the half-dozen patterns this would take costs about a millisecond of each start.
+_KEY_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
+_HEX = frozenset("0123456789abcdef")
 
 
 def normalise_key(text: str) -> str:
     """A project key: lowercase, runs outside [a-z0-9._-] folded to one dash, at most 96 characters."""
-    key = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
+    out: list[str] = []
+    in_run = False
+    for ch in text.lower():
+        if ch in _KEY_CHARACTERS:
+            out.append(ch)
+            in_run = False
+        elif not in_run:
+            out.append("-")
+            in_run = True
+    key = "".join(out).strip("-.")
     return key[:96] or "default"
 
 
 def key_from_remote(url: str) -> str | None:
     """`owner-repo` from a remote URL (https, ssh, scp-like or a path), or None."""
-    path = re.sub(r"^[a-z+]+://[^/]*/", "", url.strip())
-    path = re.sub(r"^[^/@:]+@[^:/]+:", "", path)
-    parts = [p for p in re.split(r"[/:\\]+", path) if p]
+    path = url.strip()
+    scheme, sep, rest = path.partition("://")
+    if sep and scheme and all(ch in "abcdefghijklmnopqrstuvwxyz+" for ch in scheme) and "/" in rest:
+        path = rest.split("/", 1)[1]  # scheme://host/owner/repo: drop the scheme and the host
+    at = path.find("@")
+    if at > 0 and not any(ch in "/:" for ch in path[:at]):  # scp-like user@host:owner/repo
+        host = path[at + 1 :]
+        stops = [index for index in (host.find(":"), host.find("/")) if index >= 0]
+        if stops and min(stops) > 0 and host[min(stops)] == ":":
+            path = host[min(stops) + 1 :]
+    parts = [part for part in path.replace(":", "/").replace("\\", "/").split("/") if part]
     if not parts:
         return None
-    parts[-1] = re.sub(r"\.git$", "", parts[-1])
+    parts[-1] = parts[-1].removesuffix(".git")
     return normalise_key("-".join(parts[-2:]))
 
 
-class Checkout(NamedTuple):
-    """A git working tree: its top folder, the repository's common git dir, and HEAD."""
+def is_object_id(text: str) -> bool:
+    """Whether a text is a full git object id (40 hex digits for SHA-1, 64 for SHA-256), lowercase."""
+    return 40 <= len(text) <= 64 and _HEX.issuperset(text)
 
-    toplevel: Path
-    git_dir: Path
-    common_dir: Path
+
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies under it, after resolving symbolic links and `..`."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+class Checkout(Record):
+    """A git working tree: its top folder, the repository's common git dir, and HEAD (all paths absolute)."""
+
+    toplevel: str
+    git_dir: str
+    common_dir: str
     branch: str | None
     commit: str | None
 
     def remote_url(self, name: str = "origin") -> str | None:
-        try:
-            config = (self.common_dir / "config").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-        section = re.search(rf'^\[remote "{re.escape(name)}"\]\s*$(.*?)(?=^\[|\Z)', config, re.M | re.S)
-        if not section:
-            return None
-        url = re.search(r"^\s*url\s*=\s*(.+?)\s*$", section.group(1), re.M)
-        return url.group(1) if url else None
+        config = _read(os.path.join(self.common_dir, "config"), strip=False)
+        header = f'[remote "{name}"]'
+        inside_section = False
+        for line in (config or "").split("\n"):
+            if inside_section:
+                if line.startswith("["):
+                    break
+                key, equals, value = line.partition("=")
+                if equals and key.strip() == "url" and value.strip():
+                    return value.strip()
+            elif line.rstrip() == header:
+                inside_section = True
+        return None
 
     def project_key(self) -> str:
         url = self.remote_url()
         from_remote = key_from_remote(url) if url else None
         # Every worktree of one repository shares a key: name it after the main checkout.
-        main = self.common_dir.parent if self.common_dir.name == ".git" else self.toplevel
-        return from_remote or normalise_key(main.name)
+        main = os.path.dirname(self.common_dir) if os.path.basename(self.common_dir) == ".git" else self.toplevel
+        return from_remote or normalise_key(os.path.basename(main))
 
     def git(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0, 1)) -> str | None:
-        import subprocess  # only writes with references to classify need git itself
+        import subprocess  # only the commands that classify references or check history need git itself
 
         try:
             done = subprocess.run(
-                ["git", "-C", str(self.toplevel), *args],
+                ["git", "-C", self.toplevel, *args],
                 input=stdin, capture_output=True, text=True, timeout=30, check=False,
             )  # fmt: skip
         except (OSError, subprocess.SubprocessError):
@@ -116,87 +154,112 @@ class Checkout(NamedTuple):
         lines = out.splitlines()
         return {sha for sha, line in zip(shas, lines, strict=False) if line.endswith("missing")}
 
-    def commits_since(self, sha: str) -> int | None:
-        """How many commits HEAD has that `sha` lacks; None when `sha` is not an ancestor of HEAD."""
-        if self.git("merge-base", "--is-ancestor", sha, "HEAD", ok=(0,)) is None:
+    def history_since(self, sha: str) -> tuple[int, int] | None:
+        """(commits HEAD has that `sha` lacks, commits `sha` has that HEAD lacks), in one git call.
+
+        The second number is 0 exactly when `sha` is an ancestor of HEAD. None when git cannot say.
+        """
+        out = self.git("rev-list", "--left-right", "--count", f"HEAD...{sha}", ok=(0,))
+        parts = out.split() if out else []
+        if len(parts) != 2 or not all(part.isdigit() for part in parts):
             return None
-        count = self.git("rev-list", "--count", f"{sha}..HEAD")
-        return int(count.strip()) if count and count.strip().isdigit() else None
+        return int(parts[0]), int(parts[1])
 
     def changed_since(self, sha: str, paths: list[str]) -> set[str]:
         """Which of these paths differ between `sha` and the working tree."""
         out = self.git("diff", "--name-only", "-z", sha, "--", *paths) if paths else None
         return {p for p in out.split("\0") if p} if out else set()
 
-    def worktree_roots(self) -> list[Path]:
-        """This checkout's top folder and every other worktree of its repository."""
+    def worktree_roots(self) -> list[str]:
+        """This checkout's top folder and every other worktree of its repository, read from the git files.
+
+        Each linked worktree has `<common dir>/worktrees/<name>/gitdir`, naming its `.git` file; the main
+        worktree is the common dir's parent when that is a `.git` folder.
+        """
         roots = [self.toplevel]
-        listing = self.git("worktree", "list", "--porcelain", ok=(0,)) or ""
-        for line in listing.splitlines():
-            if line.startswith("worktree "):
-                root = Path(line[len("worktree ") :])
-                if root not in roots and root.is_dir():
-                    roots.append(root)
+        if os.path.basename(self.common_dir) == ".git":
+            main = os.path.dirname(self.common_dir)
+            if main not in roots and os.path.isdir(main):
+                roots.append(main)
+        folder = os.path.join(self.common_dir, "worktrees")
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        for name in names:
+            pointer = _read(os.path.join(folder, name, "gitdir"))
+            root = os.path.dirname(pointer) if pointer else None
+            if root and root not in roots and os.path.isdir(root):
+                roots.append(root)
         return roots
 
-    def contains(self, path: Path) -> bool:
-        try:
-            path.resolve().relative_to(self.toplevel.resolve())
-            return True
-        except ValueError:
-            return False
+    def contains(self, path: str) -> bool:
+        return inside(path, self.toplevel)
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str, strip: bool = True) -> str | None:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
     except OSError:
         return None
+    return text.strip() if strip else text
 
 
-def _resolve_ref(common_dir: Path, git_dir: Path, ref: str) -> str | None:
+def _resolve_ref(common_dir: str, git_dir: str, ref: str) -> str | None:
     for base in (git_dir, common_dir):
-        value = _read(base / ref)
-        if value and re.fullmatch(r"[0-9a-f]{40,64}", value):
+        value = _read(os.path.join(base, ref))
+        if value and is_object_id(value):
             return value
-    packed = _read(common_dir / "packed-refs") or ""
-    match = re.search(rf"^([0-9a-f]{{40,64}}) {re.escape(ref)}$", packed, re.M)
-    return match.group(1) if match else None
-
-
-def find_checkout(start: Path) -> Checkout | None:
-    """The git working tree containing `start`, read from its files; None outside git."""
-    for folder in (start, *start.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            git_dir = dot_git
-        elif dot_git.is_file():
-            pointer = _read(dot_git) or ""
-            if not pointer.startswith("gitdir:"):
-                continue
-            git_dir = (folder / pointer[len("gitdir:") :].strip()).resolve()
-        else:
-            continue
-        common = _read(git_dir / "commondir")
-        common_dir = (git_dir / common).resolve() if common else git_dir
-        head = _read(git_dir / "HEAD") or ""
-        if head.startswith("ref:"):
-            ref = head[4:].strip()
-            branch = ref.removeprefix("refs/heads/")
-            commit = _resolve_ref(common_dir, git_dir, ref)
-        else:
-            branch, commit = None, head if re.fullmatch(r"[0-9a-f]{40,64}", head) else None
-        return Checkout(folder, git_dir, common_dir, branch, commit)
+    for line in (_read(os.path.join(common_dir, "packed-refs")) or "").split("\n"):
+        sha, _, name = line.partition(" ")
+        if name == ref and is_object_id(sha):
+            return sha
     return None
 
 
-def file_digest(path: Path) -> str | None:
+def find_checkout(start: str) -> Checkout | None:
+    """The git working tree containing the folder `start`, read from its files; None outside git."""
+    folder = os.path.abspath(start)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        git_dir = None
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+        elif os.path.isfile(dot_git):
+            pointer = _read(dot_git) or ""
+            if pointer.startswith("gitdir:"):
+                git_dir = os.path.realpath(os.path.join(folder, pointer[len("gitdir:") :].strip()))
+        if git_dir is not None:
+            return _checkout(folder, git_dir)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _checkout(folder: str, git_dir: str) -> Checkout:
+    common = _read(os.path.join(git_dir, "commondir"))
+    common_dir = os.path.realpath(os.path.join(git_dir, common)) if common else git_dir
+    head = _read(os.path.join(git_dir, "HEAD")) or ""
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        branch: str | None = ref.removeprefix("refs/heads/")
+        commit = _resolve_ref(common_dir, git_dir, ref)
+    else:
+        branch, commit = None, head if is_object_id(head) else None
+    return Checkout(folder, git_dir, common_dir, branch, commit)
+
+
+def file_digest(path: str) -> str | None:
     """`sha256:<hex>` of a regular file's bytes (None when it is not a readable file or is huge)."""
+    from wheypoint.model.canonical import new_sha256  # only the commands that pin or check links hash files
+
     try:
-        if not path.is_file() or path.stat().st_size > MAX_DIGEST_BYTES:
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_DIGEST_BYTES:
             return None
         sha = new_sha256()
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 sha.update(block)
         return "sha256:" + str(sha.hexdigest())

@@ -7,12 +7,15 @@ of these short commands, and its help and errors would not speak the reply contr
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 from wheypoint.model.errors import Refusal
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
-class Option(NamedTuple):
+class Option(Record):
     """One option: its flag, what it does, and the name of its value (None for a switch)."""
 
     flag: str
@@ -26,7 +29,7 @@ class Option(NamedTuple):
         return self.flag[2:].replace("-", "_")
 
 
-class Command(NamedTuple):
+class Command(Record):
     """One command: what it answers, its positional arguments (name, help), its options, and an example.
 
     `grammar` is `table` for commands parsed here, or `intent` for those whose item flags bind to each other

@@ -30,16 +30,19 @@ directive quotes are checked against the user's turns and --meat turns are copie
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from wheypoint.cli.commands import BY_NAME, usage
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
-from wheypoint.model.shapes import SLUG_PATTERN, WORK_ID_PATTERN
+from wheypoint.model.records import Record
+from wheypoint.model.shapes import SLUG_PATTERN, is_work_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ENTRY_FLAGS = {
     "--directive": "directives",
@@ -69,21 +72,30 @@ SCALARS = {
     "--orientation", "--next", "--artifact", "--order", "--notes", "--notes-file", "--context", "--remove-link",
     "--slug", "--base", "--compacted",
 }  # fmt: skip
-_DOSSIER = re.compile(r"options?\s*:\s*(?P<options>.+?)\s*(?:[;.]\s*)?(?:prior\s+)?leaning\s*:\s*(?P<leaning>.+)$",
-                      re.IGNORECASE | re.DOTALL)  # fmt: skip
-_NEXT_ITEM = re.compile(r'^(?P<skill>[a-z]+)\s+(?:"(?P<quoted>.*)"|(?P<bare>.+))$', re.DOTALL)
+# Patterns kept as text: `re` compiles each on its first use, so a command line that has no gate rationale or
+# no list of next moves never pays for compiling them.
+_DOSSIER = r"(?is)options?\s*:\s*(?P<options>.+?)\s*(?:[;.]\s*)?(?:prior\s+)?leaning\s*:\s*(?P<leaning>.+)$"
+_NEXT_ITEM = r'(?s)^(?P<skill>[a-z]+)\s+(?:"(?P<quoted>.*)"|(?P<bare>.+))$'
 
 
-@dataclass
+def _next_item(value: str) -> re.Match[str] | None:
+    """`skill "arg"` (or `skill arg`) split into its parts; None for a bare move such as `hold`."""
+    return re.match(_NEXT_ITEM, value) if any(ch.isspace() for ch in value) else None
+
+
 class Item:
-    kind: str  # an entry list name, "transition" or "link"
-    flag: str
-    data: dict[str, Any]
-    seen: set[str] = field(default_factory=set)
+    """An item flag being filled in by the modifiers that follow it."""
+
+    __slots__ = ("data", "flag", "kind", "seen")
+
+    def __init__(self, kind: str, flag: str, data: dict[str, Any]) -> None:
+        self.kind = kind  # an entry list name, "transition", "link" or "meat"
+        self.flag = flag
+        self.data = data
+        self.seen: set[str] = set()
 
 
-@dataclass
-class ParsedCommand:
+class ParsedCommand(Record):
     """A checkpoint or validate command line: the intent and the command's own options."""
 
     intent: dict[str, Any] | None
@@ -119,7 +131,7 @@ def read_text_file(path: str, what: str) -> str:
 
 def dossier_from_rationale(text: str) -> tuple[list[str], str] | None:
     """(options, leaning) from a rationale written `... options: A | B; leaning: A`, else None."""
-    match = _DOSSIER.search(text)
+    match = re.search(_DOSSIER, text) if "eaning" in text.lower() else None
     if not match:
         return None
     options = [o.strip(" ;,.") for o in match.group("options").split("|")]
@@ -130,12 +142,12 @@ def dossier_from_rationale(text: str) -> tuple[list[str], str] | None:
 
 def _next_from_flags(values: list[str], artifact: str | None, order: str | None) -> dict[str, Any]:
     nxt: dict[str, Any] = {}
-    if len(values) == 1 and _NEXT_ITEM.match(values[0]) is None:
+    if len(values) == 1 and _next_item(values[0]) is None:
         nxt["move"] = values[0]
     elif values:
         items = []
         for value in values:
-            match = _NEXT_ITEM.match(value)
+            match = _next_item(value)
             if match is None:
                 raise Refusal("flag-value", f'--next {value!r}: in a list each move is `skill "arg"`')
             items.append({"skill": match.group("skill"), "arg": match.group("quoted") or match.group("bare")})
@@ -304,7 +316,7 @@ def parse_intent_command(argv: list[str], stdin_is_tty: bool, command: str = "ch
         raise usage(f"one work or intent file at most, got {len(parser.positional)}: {parser.positional}")
     target = parser.positional[0] if parser.positional else None
     source: str | None = None
-    if target is not None and (target == "-" or target.endswith(".json") or Path(target).exists()):
+    if target is not None and (target == "-" or target.endswith(".json") or os.path.exists(target)):
         source = target
     elif target is None and not parser.intent_flags and not stdin_is_tty:
         source = "-"
@@ -317,7 +329,7 @@ def parse_intent_command(argv: list[str], stdin_is_tty: bool, command: str = "ch
             raise usage("give an intent: a JSON file, `-` for stdin, or <work> with flags")
         intent = parser.build()
         if target is not None:
-            if re.match(WORK_ID_PATTERN, target):
+            if is_work_id(target):
                 intent["work_id"] = target
             elif re.match(SLUG_PATTERN, target):
                 intent["slug"] = target

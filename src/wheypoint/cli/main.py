@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from wheypoint.cli.commands import BY_NAME, Command, command_help, overview, parse, spell, unknown_command, usage
 from wheypoint.model.errors import Refusal
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from wheypoint.app.context import TranscriptChoice
 

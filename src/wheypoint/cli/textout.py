@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from wheypoint.app.show import note_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _warnings(reply: dict[str, Any]) -> list[str]:

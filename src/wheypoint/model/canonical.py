@@ -15,11 +15,18 @@ That is exactly RFC 8785 restricted to integer numbers. A digest is written `sha
 
 from __future__ import annotations
 
-from typing import Any
+from json.encoder import encode_basestring
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# JSON's own C string encoder (the one `ensure_ascii=False` uses) escapes exactly what RFC 8785 does: `"` and
+# `\\` and the C0 controls, as \b \f \n \r \t or \u00xx in lower-case hex, and nothing else. It lets lone
+# surrogates through, which RFC 8785 refuses: UTF-8 cannot encode them, so an encode finds them (in C).
 
 
 class CanonicalError(ValueError):
@@ -27,19 +34,12 @@ class CanonicalError(ValueError):
 
 
 def _string(value: str) -> str:
-    out = ['"']
-    for ch in value:
-        code = ord(ch)
-        if ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif code < 0x20:
-            out.append(f"\\u{code:04x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            raise CanonicalError("lone surrogate in string")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CanonicalError("lone surrogate in string") from None
+    return encode_basestring(value)
 
 
 def _utf16_key(key: str) -> bytes:

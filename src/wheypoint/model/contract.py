@@ -7,8 +7,6 @@ question needs a rationale, next: cook needs an artifact, ...) live in `rules.py
 
 from __future__ import annotations
 
-from typing import Any
-
 from wheypoint.model.shapes import (
     DIGEST_PATTERN,
     ENTRY_ID_PATTERN,
@@ -18,6 +16,10 @@ from wheypoint.model.shapes import (
     SLUG_PATTERN,
     WORK_ID_PATTERN,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 1
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

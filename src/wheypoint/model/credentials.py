@@ -15,18 +15,17 @@
 
 from __future__ import annotations
 
-import binascii
 import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from wheypoint.model.records import Record
 
 __all__ = ["ALLOWLIST", "RULES", "CredentialHit", "scan_text"]
 
 
-@dataclass(frozen=True)
-class CredentialHit:
+class CredentialHit(Record):
     """One credential found: the rule that fired and where the secret value sits in the text."""
 
     rule: str
@@ -123,7 +122,7 @@ def _b64url_json(part: str) -> object:
     padded = part + "=" * (-len(part) % 4)
     try:
         return json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
         return None
 
 
@@ -172,7 +171,7 @@ def _check_auth_header(m: re.Match[str]) -> bool:
 
         try:
             decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-        except (ValueError, binascii.Error, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
             return False
         user, sep, password = decoded.partition(":")
         return bool(sep) and len(password) >= 1 and not _is_placeholder_password(user, password)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 
 # NamedTuple and a plain class rather than dataclasses: importing dataclasses pulls in inspect, which
 # costs several milliseconds on every start of the read commands.
 
 
-class Problem(NamedTuple):
+class Problem(Record):
     """One thing wrong with an input: a stable code, the JSON path it sits at, and a message."""
 
     code: str
@@ -23,7 +28,7 @@ class Problem(NamedTuple):
 GATING, ADVISORY = "gating", "advisory"
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """Something seen about a handoff: a stable code, `gating` (a person must look) or `advisory`, a sentence."""
 
     code: str

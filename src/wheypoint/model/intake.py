@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from wheypoint.model.contract import CHECKPOINT_INTENT
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.rules import RULES
 from wheypoint.model.schemacheck import SchemaChecker
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_INTENT_BYTES = 1024 * 1024
 

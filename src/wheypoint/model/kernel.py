@@ -21,18 +21,20 @@ without base_revision_id.
 
 from __future__ import annotations
 
-import copy
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from wheypoint.model.canonical import digest, short_hash
 from wheypoint.model.contract import SCHEMA_VERSION
 from wheypoint.model.derived import derive_status, notes_stale
 from wheypoint.model.errors import Problem, Refusal
+from wheypoint.model.records import Record
 from wheypoint.model.refs import pin_text
 from wheypoint.model.rules import ENTRY_LISTS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 ENTRY_PREFIX = {"directive": "v", "operator_directive": "o", "decision": "d", "question": "q", "blocker": "b"}
 LIST_KIND = {
@@ -69,30 +71,41 @@ _STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Provenance:
+class Provenance(Record):
     """What the shell observed about the world for one checkpoint."""
 
     project_key: str
     captured_at: str
     session: dict[str, str] | None = None
     git: dict[str, Any] | None = None
-    pins: Mapping[str, str] = field(default_factory=dict)
+    # Defaults are shared between records, so they are never mutated: the kernel only reads provenance.
+    pins: Mapping[str, str] = {}
     local_refs: frozenset[str] = frozenset()
-    file_digests: Mapping[str, str] = field(default_factory=dict)
+    file_digests: Mapping[str, str] = {}
     # From the transcript, when one is named: the turn each directive's quote was found in (keyed by the
     # entry's intent path, e.g. `$.directives[0]`), and the verbatim turns the intent's `meat` names.
-    quote_turns: Mapping[str, str] = field(default_factory=dict)
+    quote_turns: Mapping[str, str] = {}
     meat: tuple[dict[str, Any], ...] = ()
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
     """A new record, the receipt that describes it, and advisory findings."""
 
     record: dict[str, Any]
     revision: dict[str, Any]
     warnings: list[Problem]
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of JSON data (objects, arrays, scalars), as read from the head record before it is changed.
+
+    Written out rather than `copy.deepcopy`, whose import (with `weakref`) costs a millisecond of every write.
+    """
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 def derive_slug(text: str) -> str:
@@ -150,7 +163,7 @@ class _Builder:
             self.slug, self.work_id = genesis_identity(intent, prov.project_key)
         self.request = request_digest(intent)
         self.revision_id = revision_id_for(self.work_id, self.parent, self.request)
-        self.entries: list[dict[str, Any]] = copy.deepcopy(head["entries"]) if head else []
+        self.entries: list[dict[str, Any]] = _copied(head["entries"]) if head else []
         self.labels: dict[str, str] = {}
         self.added: list[str] = []
 
@@ -281,7 +294,7 @@ class _Builder:
         return moved
 
     def artifact_links(self) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-        links = copy.deepcopy(self.head["artifact_links"]) if self.head else []
+        links = _copied(self.head["artifact_links"]) if self.head else []
         removed: list[str] = []
         for index, ref in enumerate(self.intent.get("remove_artifact_links", [])):
             kept = [link for link in links if link["ref"] != ref]
@@ -313,7 +326,7 @@ class _Builder:
         return links, added, removed
 
     def edges(self) -> list[dict[str, Any]]:
-        edges = copy.deepcopy(self.head["edges"]) if self.head else []
+        edges = _copied(self.head["edges"]) if self.head else []
         for given in self.intent.get("links", []):
             edge: dict[str, Any] = {"ref": given["ref"], "kind": given["kind"], "added_in": self.number}
             if "rationale" in given:
@@ -322,7 +335,7 @@ class _Builder:
         return edges
 
     def dossier(self) -> list[dict[str, Any]]:
-        forks = copy.deepcopy(self.head["decision_dossier"]) if self.head else []
+        forks = _copied(self.head["decision_dossier"]) if self.head else []
         for index, given in enumerate(self.intent.get("decision_dossier", [])):
             gate = self.resolve(given["gate"], f"$.decision_dossier[{index}].gate") if "gate" in given else None
             fork: dict[str, Any] = {

@@ -7,36 +7,26 @@ depend on the head record (unknown entries, a gate without its dossier fork, ...
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 from wheypoint.model.contract import READ_ONLY_MOVES
 from wheypoint.model.errors import Problem
 from wheypoint.model.schemacheck import child_path
-from wheypoint.model.shapes import ENTRY_ID_PATTERN
+from wheypoint.model.shapes import ENTRY_ID_PATTERN, PREAMBLE_KEYS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 ENTRY_LISTS = ("directives", "operator_directives", "decisions", "questions", "blockers")
 
 # Keys that open a handoff preamble. An orientation starting with one of them would be read back as a
 # key line, so it is refused rather than rendered ambiguously.
-PREAMBLE_KEYS = (
-    "status",
-    "next",
-    "mode",
-    "artifact",
-    "order",
-    "session",
-    "git",
-    "created",
-    "parents",
-    "baseline",
-    "parallel",
-    "tasks",
-    "wheypoint",
-)
-_PREAMBLE_LIKE = re.compile(r"^\s*(?:" + "|".join(PREAMBLE_KEYS) + r")\s*:", re.IGNORECASE)
-_MARKDOWN_BLOCK_START = re.compile(r"^\s*(?:#|>|[-*+]\s|```|~~~|\d+[.)]\s|<)")
-_PR_REFERENCE = re.compile(r"^(?:PR#\d+|https?://\S+/pull/\d+\S*|https?://\S+/merge_requests/\d+\S*)$")
+# These three are kept as text and compiled by `re` on first use: an intent without an orientation, or whose
+# next move is not affinage, never pays for them.
+_PREAMBLE_LIKE = r"(?i)^\s*(?:" + "|".join(PREAMBLE_KEYS) + r")\s*:"
+_MARKDOWN_BLOCK_START = r"^\s*(?:#|>|[-*+]\s|```|~~~|\d+[.)]\s|<)"
+_PR_REFERENCE = r"^(?:PR#\d+|https?://\S+/pull/\d+\S*|https?://\S+/merge_requests/\d+\S*)$"
 # Fields that may span lines; every other string is one line, since the projection prints it on one.
 MULTILINE_KEYS = frozenset(
     {"text", "quote", "rationale", "notes", "evidence", "breaks", "option", "fork", "prior_leaning"}
@@ -99,7 +89,7 @@ def check_next(intent: dict[str, Any]) -> list[Problem]:
     if items is None and "order" in nxt:
         problems.append(Problem("next-shape", "$.next.order", "order belongs to a list of next moves"))
     artifact = nxt.get("artifact")
-    if move == "affinage" and not (artifact and _PR_REFERENCE.match(artifact.strip())):
+    if move == "affinage" and not (artifact and re.match(_PR_REFERENCE, artifact.strip())):
         problems.append(Problem("affinage-needs-pr", "$.next.artifact", "next: affinage needs PR#<n> or a PR URL"))
     if move in ("cook", "cut") and not artifact:
         problems.append(Problem("artifact-required", "$.next.artifact", f"next: {move} needs an artifact"))
@@ -211,7 +201,7 @@ def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
     if isinstance(orientation, str):
         if "\n" in orientation or "\r" in orientation:
             problems.append(Problem("orientation-shape", "$.orientation", "the orientation is one line"))
-        elif _PREAMBLE_LIKE.match(orientation) or _MARKDOWN_BLOCK_START.match(orientation):
+        elif re.match(_PREAMBLE_LIKE, orientation) or re.match(_MARKDOWN_BLOCK_START, orientation):
             problems.append(
                 Problem(
                     "orientation-shape",

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
 
 from wheypoint.model.errors import Problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -53,7 +56,7 @@ def child_path(path: str, key: str | int) -> str:
     """The JSON path of a member or an item below `path`."""
     if isinstance(key, int):
         return f"{path}[{key}]"
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+    if key.isascii() and key.isidentifier():  # [A-Za-z_][A-Za-z0-9_]*, without compiling a pattern
         return f"{path}.{key}"
     escaped = key.replace("\\", "\\\\").replace('"', '\\"')
     return f'{path}["{escaped}"]'

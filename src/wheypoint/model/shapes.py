@@ -1,5 +1,9 @@
 """The textual shapes of ids and names, defined once for the contract and for lookups alike."""
 
+from __future__ import annotations
+
+import re
+
 SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$"
 WORK_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?\.[0-9a-f]{8}$"
 REVISION_ID_PATTERN = r"^rev-[0-9a-f]{16}$"
@@ -9,3 +13,28 @@ DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
 # The harnesses whose transcripts wheypoint reads; a record's session may also name "other".
 READABLE_HARNESSES = ("claude-code", "codex", "opencode", "gemini")
+
+# The keys of a note's preamble (`status: ...`, `next: ...`), lowercase, in their usual order.
+PREAMBLE_KEYS = (
+    "status",
+    "next",
+    "mode",
+    "artifact",
+    "order",
+    "session",
+    "git",
+    "created",
+    "parents",
+    "baseline",
+    "parallel",
+    "tasks",
+    "wheypoint",
+)
+
+
+def is_work_id(text: str) -> bool:
+    """Whether a reference has a work id's shape (`<slug>.<8 hex>`) rather than a slug's.
+
+    A slug never holds a dot, so most references are told apart without compiling the pattern.
+    """
+    return "." in text and re.match(WORK_ID_PATTERN, text) is not None

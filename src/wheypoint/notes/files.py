@@ -7,81 +7,88 @@ old one (and the folder fsynced), so a reader sees the old note or the new one, 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import time
 
 from wheypoint.model.errors import Refusal
 
-NOTES_SUBDIR = Path(".cheese") / "notes"
-
-
+NOTES_SUBDIR = os.path.join(".cheese", "notes")
 STALE_TEMP_SECONDS = 600
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: Path, text: str) -> None:
-    import tempfile  # the read commands never write a note
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def write_atomic(path: str, text: str) -> None:
+    """Replace the file at `path` with `text` so that a reader sees the old file or the new one, never a part."""
+    folder, name = os.path.split(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    # Our own temp name rather than tempfile (whose import costs milliseconds on every checkpoint): the pid and
+    # clock make it unique, O_EXCL makes sure of it, and the kernel applies the umask to the 0o666 mode.
+    for attempt in range(100):
+        temp = os.path.join(folder, f".{name}.{os.getpid()}-{time.monotonic_ns()}-{attempt}.tmp")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"no free temporary name beside {path}")
     try:
-        # mkstemp creates the file private; a note belongs in the repository, so it gets the umask's mode.
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            os.fsync(handle.fileno())  # the note's bytes are on disk before the rename publishes them
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
         raise
-    _remove_stale_temps(path)
+    _remove_stale_temps(folder, name)
     try:
-        folder = os.open(path.parent, os.O_RDONLY)
+        handle_fd = os.open(folder, os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(folder)
+        os.fsync(handle_fd)  # the rename itself survives a power cut
     except OSError:
         pass
     finally:
-        os.close(folder)
+        os.close(handle_fd)
 
 
-def _remove_stale_temps(path: Path) -> None:
+def _remove_stale_temps(folder: str, name: str) -> None:
     """Temp files left by writers killed mid-write; only old ones, since a live writer may own a new one."""
-    import time
-
     cutoff = time.time() - STALE_TEMP_SECONDS
-    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+    prefix = f".{name}."
+    try:
+        leftovers = [entry for entry in os.listdir(folder) if entry.startswith(prefix) and entry.endswith(".tmp")]
+    except OSError:
+        return
+    for leftover in leftovers:
+        full = os.path.join(folder, leftover)
         try:
-            if leftover.stat().st_mtime < cutoff:
-                leftover.unlink()
+            if os.stat(full).st_mtime < cutoff:
+                os.unlink(full)
         except OSError:
             continue
 
 
-def note_state(path: Path, expected: str) -> str:
+def note_state(path: str, expected: str) -> str:
     """`current`, `stale` (differs from what the record renders to) or `missing`."""
     try:
-        return "current" if path.read_text(encoding="utf-8") == expected else "stale"
+        with open(path, encoding="utf-8") as handle:
+            return "current" if handle.read() == expected else "stale"
     except FileNotFoundError:
         return "missing"
     except (OSError, UnicodeDecodeError):
         return "stale"
 
 
-def read_note(path: Path) -> str:
+def read_note(path: str) -> str:
     """A note's text (at most 1 MiB and a byte are read), refused with a code when it cannot be read."""
     from wheypoint.notes.parse import MAX_NOTE_BYTES
 
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             return handle.read(MAX_NOTE_BYTES + 1).decode("utf-8", errors="replace")
     except FileNotFoundError:
         raise Refusal("note-missing", f"no note at {path}") from None

@@ -14,8 +14,6 @@ counting them under `omitted`. Its size is `packet_size`: the length in characte
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
 
 from wheypoint.model.contract import NEXT_MOVES, READ_ONLY_MOVES
 from wheypoint.model.derived import GATING_KINDS, notes_stale
@@ -23,6 +21,11 @@ from wheypoint.model.errors import GATING, Refusal
 from wheypoint.notes.lint import next_findings
 from wheypoint.notes.parse import NoteProblem, ParsedNote, parse_note
 from wheypoint.notes.render import render
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 MALFORMED_NEXT = "malformed handoff: next: required"
 DIRECTIONS = ("research", "decide", "build")

@@ -6,26 +6,39 @@ store record. The caller says which folders to look in (a checkout and its workt
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import NamedTuple
+import os
 
 from wheypoint.model.errors import Refusal
+from wheypoint.model.records import Record
 from wheypoint.notes.files import NOTES_SUBDIR, read_note
-from wheypoint.notes.parse import ParsedNote, parse_note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wheypoint.notes.parse import ParsedNote
 
 
-class LegacyNote(NamedTuple):
-    path: Path
+class LegacyNote(Record):
+    """A hand-written note found on disk: where, what it says, and its text."""
+
+    path: str
     parsed: ParsedNote
     text: str
 
 
-def legacy_notes(roots: list[Path]) -> list[LegacyNote]:
+def legacy_notes(roots: list[str]) -> list[LegacyNote]:
     """Notes without wheypoint pins under each root's `.cheese/notes`, in name order per root."""
     found = []
     for root in roots:
-        folder = root / NOTES_SUBDIR
-        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        folder = os.path.join(root, NOTES_SUBDIR)
+        try:
+            names = sorted(name for name in os.listdir(folder) if name.endswith(".md"))
+        except OSError:  # no notes folder here
+            continue
+        from wheypoint.notes.parse import parse_note  # only a folder with notes in it needs the parser
+
+        for path in (os.path.join(folder, name) for name in names):
+            if not os.path.isfile(path):
+                continue
             try:
                 text = read_note(path)
             except Refusal:

@@ -9,8 +9,6 @@ the note's slug is converted to an intent's `next` and handed to `rules.check_ne
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from wheypoint.model.contract import NEXT_MOVES
 from wheypoint.model.errors import ADVISORY, GATING, Finding
@@ -19,6 +17,11 @@ from wheypoint.model.rules import check_next
 from wheypoint.model.shapes import DIGEST_PATTERN
 from wheypoint.notes.parse import ParsedNote, parse_note
 from wheypoint.notes.render import SECTIONS, TITLE, note_digest, render, render_body
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 WORKTREE_STRATEGIES = ("existing", "create", "harness")
 MAX_PER_CODE = 64

@@ -23,7 +23,7 @@ Three layouts are read, and `format` says which one was found:
 
 `next` holds a single move; the list form `next: [skill "arg", ...]` fills `next_items` instead.
 `artifact: none` and `baseline: none` read as null. `sections` lists the level-two headings in order.
-Preamble keys are the lowercase names in `rules.PREAMBLE_KEYS`; the first other line is the orientation.
+Preamble keys are the lowercase names in `shapes.PREAMBLE_KEYS`; the first other line is the orientation.
 `problems` says what could not be read; judging the note against the rules is `lint.py`'s job.
 
 The parser never raises: bytes are decoded with replacement, input past `MAX_NOTE_BYTES` (1 MiB) is cut
@@ -33,9 +33,13 @@ off and a `truncated` problem says so, and NUL bytes are reported as `binary`.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
 
-from wheypoint.model.rules import PREAMBLE_KEYS
+from wheypoint.model.records import Record
+from wheypoint.model.shapes import PREAMBLE_KEYS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_NOTE_BYTES = 1 << 20
 PIN_KEYS = ("work_id", "slug", "project", "revision_id", "revision_number", "record_digest", "note_digest")
@@ -54,7 +58,7 @@ _LABEL = re.compile(r"^(?:\*\*|__)?([A-Za-z][\w '/&()-]{0,47}?)(?:\*\*|__)?\s*[.
 _SLUG_HEADING = re.compile(r"^handoff slug$", re.IGNORECASE)
 
 
-class NoteProblem(NamedTuple):
+class NoteProblem(Record):
     """Something in a note that could not be read as the layout expects."""
 
     code: str
@@ -64,7 +68,7 @@ class NoteProblem(NamedTuple):
         return {"code": self.code, "message": self.message}
 
 
-class Section(NamedTuple):
+class Section(Record):
     """A heading outside code fences and the text under it, up to the next heading of its level or higher."""
 
     level: int
@@ -73,7 +77,7 @@ class Section(NamedTuple):
     line: int
 
 
-class ParsedNote(NamedTuple):
+class ParsedNote(Record):
     """The fields of a note's handoff slug, its section outline, and what could not be read."""
 
     format: str

@@ -15,11 +15,14 @@ by a backslash; the user's verbatim quotes are blockquoted line by line without 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
 
 from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.derived import notes_stale
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 TITLE = "# Wheypoint handoff"
 SECTIONS = (
@@ -27,17 +30,43 @@ SECTIONS = (
     "Decision dossier", "Tasks", "Local references", "Identifiers",
 )  # fmt: skip
 DIGEST_KEY = "note_digest"
-_BLOCK_START = re.compile(r"^(\s*)(#|```|~~~|<|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$)")
-_DIGEST_LINE = re.compile(r"^(  note_digest: ).*$", re.MULTILINE)
+_DIGEST_PREFIX = f"  {DIGEST_KEY}: "
+# The checks below are plain string tests rather than regular expressions: compiling a pattern costs a few
+# tenths of a millisecond of every process that renders a note, and `show` renders one to compare it.
+
+
+def opens_block(line: str) -> bool:
+    """Whether a line, read as Markdown, would start a block: a heading, a fence, HTML, or a thematic break.
+
+    Leading white space does not hide it. A break is a run of one character only, `=` (any length) or `-`,
+    `*`, `_` (three or more), with nothing but white space after it.
+    """
+    body = line.strip()
+    if not body:
+        return False
+    if body[0] in "#<" or body.startswith(("```", "~~~")):
+        return True
+    mark = body[0]
+    return mark in "=-*_" and body == mark * len(body) and (mark == "=" or len(body) >= 3)
 
 
 def escape_line(line: str) -> str:
     """A line of field text with any block-opening start neutralised by a backslash."""
     line = line.replace("<!--", "&lt;!--")
-    match = _BLOCK_START.match(line)
-    if match:
-        return f"{match.group(1)}\\{line[len(match.group(1)) :]}"
+    if opens_block(line):
+        body = line.lstrip()
+        return f"{line[: len(line) - len(body)]}\\{body}"
     return line
+
+
+def _digest_value_span(text: str) -> tuple[int, int] | None:
+    """Where the value of the first `  note_digest: ` line sits in a note (start and end), if it has one."""
+    start = 0 if text.startswith(_DIGEST_PREFIX) else text.find("\n" + _DIGEST_PREFIX) + 1
+    if start == 0 and not text.startswith(_DIGEST_PREFIX):
+        return None
+    start += len(_DIGEST_PREFIX)
+    end = text.find("\n", start)
+    return start, len(text) if end < 0 else end
 
 
 def _text_block(text: str, indent: str = "  ") -> str:
@@ -242,11 +271,13 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
 
 def note_digest(text: str) -> str:
     """sha256 of a note with its own note_digest value blanked."""
-    blank = _DIGEST_LINE.sub(r"\1", text, count=1)
+    span = _digest_value_span(text)
+    blank = text if span is None else text[: span[0]] + text[span[1] :]
     return "sha256:" + sha256_hex(blank.encode("utf-8"))
 
 
 def render(record: Mapping[str, Any]) -> str:
     """The complete note for a record."""
     text = "\n".join([*_preamble(record), "", TITLE, "", *render_body(record)]).rstrip("\n") + "\n"
-    return _DIGEST_LINE.sub(lambda m: m.group(1) + note_digest(text), text, count=1)
+    span = _digest_value_span(text)
+    return text if span is None else text[: span[0]] + note_digest(text) + text[span[1] :]

@@ -8,13 +8,17 @@ fenced so that nothing inside can close the fence.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
+from wheypoint.model.records import Record
 from wheypoint.notes.render import escape_line, fenced
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
-class MeatItem(NamedTuple):
+
+class MeatItem(Record):
     turn: str
     type: str
     weight: int

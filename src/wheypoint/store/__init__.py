@@ -2,14 +2,16 @@
 
 Imports only the model. `open_store(location)` is the one place a backend is chosen, by the scheme of
 its URL, and the chosen backend is imported only then: a command never loads a driver it does not use.
+The interface (`Store`, in `base`) is for the type checker; the rows it hands back are in `rows`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
 
 from wheypoint.model.errors import Refusal
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from wheypoint.store.base import Store
 
@@ -17,11 +19,12 @@ SCHEMES = ("sqlite",)  # what this runtime opens; each backend's module is impor
 PLANNED = ("postgresql", "postgres")  # the team store: same interface, not in this runtime yet
 
 
-def open_store(location: str, *, create: bool) -> Store:
+def open_store(location: str | os.PathLike[str], *, create: bool) -> Store:
     """Open the store at `location`: `sqlite:///path`, `sqlite:path` or a plain file path.
 
     A reader (`create=False`) of a store that does not exist yet sees an empty one; only writes create it.
     """
+    location = os.fspath(location)
     scheme, sep, rest = location.partition(":")
     if not sep or "/" in scheme or "\\" in scheme or len(scheme) == 1:  # a path (or a Windows drive letter)
         scheme, rest = "sqlite", location
@@ -33,9 +36,7 @@ def open_store(location: str, *, create: bool) -> Store:
         known = ", ".join(f"{name}:" for name in SCHEMES)
         raise Refusal("store-url-invalid", f"unknown store scheme {scheme!r}; known: {known} or a file path",
                       details={"parameter": "store"})  # fmt: skip
-    from pathlib import Path
-
     from wheypoint.store.sqlite.backend import SqliteStore
 
     path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash
-    return SqliteStore.open(Path(path).expanduser(), create=create)
+    return SqliteStore.open(os.path.expanduser(path), create=create)

@@ -12,73 +12,26 @@ Every backend upholds the same contract:
 - replay: if the revision an intent would create already exists, the backend answers with it
   (`replayed`) and writes nothing;
 - atomicity: a revision, its record, the head pointer and the indexes become visible together or not
-  at all, whatever instant the process dies at.
+  at all, whatever instant the process dies at;
+- refusals, not driver errors: whatever goes wrong in the backend's driver reaches the caller as a
+  `Refusal` (`store-busy` when the store stayed locked, else `storage-error`, naming the store).
+
+This module imports `typing` and is for the type checker: import `Store` under `TYPE_CHECKING`, and the
+row types (re-exported here) from `wheypoint.store.rows`, which costs nothing at run time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+# Re-exported (`X as X`) for the callers that still import the rows from here.
+from wheypoint.store.rows import Committed as Committed
+from wheypoint.store.rows import ListedWork as ListedWork
+from wheypoint.store.rows import WorkQuery as WorkQuery
+from wheypoint.store.rows import WorkRef as WorkRef
 
 if TYPE_CHECKING:
-    from wheypoint.model.kernel import Outcome
-
-
-class WorkRef(NamedTuple):
-    """The small facts about a work that lookups return, without its record."""
-
-    work_id: str
-    project_key: str
-    slug: str
-    head_revision_id: str
-    head_number: int
-    status: str
-    updated_at: str
-
-
-class Committed(NamedTuple):
-    """The answer to a write: the stored record and receipt, and whether it was a replay."""
-
-    record: dict[str, Any]
-    revision: dict[str, Any]
-    replayed: bool
-    warnings: list[Any]
-
-
-class WorkQuery(NamedTuple):
-    """What `list` filters on. Values of one field are ORed; different fields are ANDed."""
-
-    projects: tuple[str, ...] = ()
-    grep: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()  # "ok", "gated", or an exact status line
-    nexts: tuple[str, ...] = ()
-    entry_kinds: tuple[str, ...] = ()
-    entry_states: tuple[str, ...] = ()
-    owners: tuple[str, ...] = ()
-    gated: bool | None = None
-    edge_kinds: tuple[str, ...] = ()
-    linked_to: tuple[str, ...] = ()
-    forked_from: tuple[str, ...] = ()
-    since: str | None = None
-    limit: int = 50
-
-
-class ListedWork(NamedTuple):
-    """A row of `list`: the work's facts and its head's one-line summary."""
-
-    work_id: str
-    project_key: str
-    slug: str
-    head_revision_id: str
-    head_number: int
-    status: str
-    updated_at: str
-    next_move: str | None
-    orientation: str
-    created_at: str
-
-
-Build = Callable[[dict[str, Any] | None], "Outcome"]
+    from wheypoint.store.rows import Build as Build
 
 
 class Store(Protocol):

@@ -12,16 +12,19 @@ Subagents: `agent-<id>.jsonl` files beside the session (~2.0, matched by their `
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
 
 from wheypoint.transcripts.claude_turns import TurnReader, classify
-from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo, Turn
+from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo, plain_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
+
+    from wheypoint.transcripts.model import Turn
 
 HARNESS = "claude-code"
 
@@ -45,10 +48,10 @@ def _record(line: bytes) -> dict[str, Any] | None:
     return value if value.__class__ is dict else None
 
 
-def _head_records(path: Path, budget: int = _HEAD_BYTES) -> Iterator[dict[str, Any]]:
+def _head_records(path: str, budget: int = _HEAD_BYTES) -> Iterator[dict[str, Any]]:
     """The decodable records among the first `budget` bytes, read line by line so a caller that stops early reads
     little; a line longer than the rest of the budget ends the scan."""
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         while budget > 0:
             line = handle.readline(budget + 1)
             if not line or (not line.endswith(b"\n") and len(line) > budget):
@@ -84,8 +87,8 @@ def _first_prompt(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def _last_activity(path: Path) -> str | None:
-    with path.open("rb") as handle:
+def _last_activity(path: str) -> str | None:
+    with open(path, "rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - _TAIL_BYTES))
         data = handle.read()
@@ -101,12 +104,18 @@ def _last_activity(path: Path) -> str | None:
     return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def describe(path: Path) -> SessionInfo | None:
+def _stem(path: str) -> str:
+    """The file name without its suffix, as `pathlib` spells it."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
     """The Claude Code session stored in this file, or None when it is not one (never raises)."""
     try:
-        if not path.is_file():
+        path = os.fspath(path)
+        if not os.path.isfile(path):
             return None
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             sniff = handle.read(4096)
         if sniff.lstrip()[:1] != b"{":
             return None
@@ -130,49 +139,58 @@ def describe(path: Path) -> SessionInfo | None:
                 break
         if not ours:
             return None
-        return SessionInfo(HARNESS, session_id or path.stem, str(path), cwd, _last_activity(path), prompt)
-    except (OSError, ValueError, RecursionError):
+        return SessionInfo(HARNESS, session_id or _stem(path), path, cwd, _last_activity(path), prompt)
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
 
 
-def _config_roots(environ: Mapping[str, str]) -> list[Path]:
+def _config_roots(environ: Mapping[str, str]) -> list[str]:
     home = environ.get("HOME")
 
-    def expand(entry: str) -> Path:
+    def expand(entry: str) -> str:
         if home and (entry == "~" or entry.startswith("~/")):
-            return Path(home) / entry[2:]
-        return Path(entry)
+            return os.path.join(home, entry[2:])
+        return entry
 
     configured = environ.get("CLAUDE_CONFIG_DIR", "")
     entries = [e.strip() for e in configured.split(",") if e.strip()]
     if entries:
-        return [expand(e) for e in entries]
+        return [plain_path(expand(e)) for e in entries]
     if not home:
         return []
-    return [Path(home) / ".claude", Path(home) / ".config" / "claude"]
+    return [plain_path(os.path.join(home, ".claude")), plain_path(os.path.join(home, ".config", "claude"))]
+
+
+def _names(folder: str, suffix: str) -> list[str]:
+    """The sorted names in a folder that end with `suffix` (raises OSError when it cannot be listed)."""
+    with os.scandir(folder) as entries:
+        return sorted(entry.name for entry in entries if entry.name.endswith(suffix))
 
 
 def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
     """Every main Claude Code session under the config roots (CLAUDE_CONFIG_DIR, else ~/.claude, ~/.config/claude)."""
     done: set[str] = set()
     for root in _config_roots(environ):
-        projects = root / "projects"
+        projects = os.path.join(root, "projects")
         try:
-            folders = sorted(p for p in projects.iterdir() if p.is_dir())
+            folders = [os.path.join(projects, name) for name in _names(projects, "")]
         except OSError:
             continue
         for folder in folders:
+            if not os.path.isdir(folder):
+                continue
             try:
-                files = sorted(folder.glob("*.jsonl"))
+                names = _names(folder, ".jsonl")
             except OSError:
                 continue
-            for path in files:
-                if path.name.startswith("agent-"):
+            for name in names:
+                if name.startswith("agent-"):
                     continue
+                path = os.path.join(folder, name)
                 try:
-                    key = str(path.resolve())
-                except OSError:
-                    key = str(path)
+                    key = os.path.realpath(path)
+                except (OSError, ValueError):
+                    key = path
                 if key in done:
                     continue
                 done.add(key)
@@ -181,7 +199,7 @@ def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
                     yield info
 
 
-def _agent_head(path: Path) -> tuple[str | None, str | None, str]:
+def _agent_head(path: str) -> tuple[str | None, str | None, str]:
     """(sessionId, agentId, first timestamp or "") from the start of an agent file."""
     session_id = agent_id = None
     stamp = ""
@@ -200,41 +218,48 @@ def _agent_head(path: Path) -> tuple[str | None, str | None, str]:
     return session_id, agent_id, stamp
 
 
-def _subagent_files(path: Path, session_id: str) -> list[tuple[str, str, Path]]:
+def _agent_files(folder: str) -> list[str]:
+    """The `agent-*.jsonl` files of a folder (an empty name is the current folder), none when it is unreadable."""
+    try:
+        names = _names(folder or os.curdir, ".jsonl")
+    except OSError:
+        return []
+    return [os.path.join(folder, name) for name in names if name.startswith("agent-")]
+
+
+def _subagent_files(path: str, session_id: str) -> list[tuple[str, str, str]]:
     """(first timestamp, agent id, path) of the subagent files of the session stored at `path`."""
-    found: list[tuple[str, str, Path]] = []
-    candidates: list[tuple[Path, bool]] = []
-    with contextlib.suppress(OSError):
-        candidates += [(p, True) for p in path.parent.glob("agent-*.jsonl")]  # ~2.0: beside the session
-    with contextlib.suppress(OSError):
-        candidates += [(p, False) for p in (path.parent / path.stem / "subagents").glob("agent-*.jsonl")]
+    found: list[tuple[str, str, str]] = []
+    folder = os.path.dirname(path)
+    candidates = [(p, True) for p in _agent_files(folder)]  # ~2.0: beside the session
+    candidates += [(p, False) for p in _agent_files(os.path.join(folder, _stem(path), "subagents"))]
     for candidate, must_match in candidates:
-        if candidate == path or not candidate.is_file():
+        if candidate == path or not os.path.isfile(candidate):
             continue
         sid, agent_id, stamp = _agent_head(candidate)
         if must_match and sid != session_id:
             continue
-        found.append((stamp, agent_id or candidate.stem[len("agent-") :], candidate))
+        found.append((stamp, agent_id or _stem(candidate)[len("agent-") :], candidate))
     found.sort()
     return found
 
 
 def read_turns(
-    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+    path: str | os.PathLike[str], stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
 ) -> Iterator[Turn]:
     """Every turn of the session in `path`, then those of its subagent files. `session_id` is unused: one file
     holds one session. With `kinds` limited to the user's, the agent's lines are passed over undecoded (the
     stream then holds no agent turns). Raises OSError only for an unusable path."""
-    path = Path(path)
+    path = os.fspath(path)
     reader = TurnReader(stats)
     user_only = kinds is not None and kinds <= frozenset(USER_KINDS)
-    if path.name.startswith("agent-"):
-        yield from reader.read(path, _agent_head(path)[1] or path.stem[len("agent-") :], user_only=user_only)
+    if os.path.basename(path).startswith("agent-"):
+        yield from reader.read(path, _agent_head(path)[1] or _stem(path)[len("agent-") :], user_only=user_only)
         return
     yield from reader.read(path, user_only=user_only)
-    main_id = reader.session_id or path.stem
+    main_id = reader.session_id or _stem(path)
     for _, agent_id, agent_path in _subagent_files(path, main_id):
         try:
-            yield from reader.read(agent_path, agent_id, str(agent_path), user_only)
+            yield from reader.read(agent_path, agent_id, agent_path, user_only)
         except OSError:
             stats.unknown["unreadable subagent file"] += 1

@@ -39,9 +39,7 @@ Inline `isSidechain` lines (1.0.x) get `agent` = the uuid of the first line of t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+import os
 
 from wheypoint.transcripts.lines import read_jsonl
 from wheypoint.transcripts.model import (
@@ -64,6 +62,11 @@ from wheypoint.transcripts.model import (
     RecentIds,
     Turn,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 _PROGRESS = b'"type":"progress"'
 
@@ -197,7 +200,7 @@ class TurnReader:
         return str(uuid)
 
     def read(
-        self, path: Path, agent: str | None = None, source: str | None = None, user_only: bool = False
+        self, path: str | os.PathLike[str], agent: str | None = None, source: str | None = None, user_only: bool = False
     ) -> Iterator[Turn]:
         stats = self.stats
         unknown, skipped = stats.unknown, stats.skipped
@@ -205,8 +208,8 @@ class TurnReader:
         pending: list[_Pending] = []
         owed_removes = 0
         prefix = f"{agent}:" if agent is not None else ""
-        if path.is_dir():
-            raise IsADirectoryError(21, "Is a directory", str(path))
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "Is a directory", os.fspath(path))
         progress = 0  # the commonest skipped type, counted locally and added to stats at the end
         for number, rec in read_jsonl(path, stats, skip=_not_for_the_user if user_only else _progress_line):
             if rec.__class__ is not dict:

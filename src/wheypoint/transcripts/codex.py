@@ -25,15 +25,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Generator, Iterator, Mapping
 from datetime import datetime, timezone
 from itertools import islice
-from pathlib import Path
-from typing import Any
 
 from wheypoint.transcripts import model
 from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, read_jsonl
-from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn
+from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn, plain_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Generator, Iterator, Mapping
+    from typing import Any
 
 HARNESS = "codex"
 
@@ -70,7 +72,7 @@ _LEGACY_ITEMS = frozenset({
 _WRAPPED = frozenset({"response_item", "event_msg", "compacted", "turn_context", "session_meta"})
 # Lines that never hold a turn, known by their opening bytes (Codex writes timestamp, type, payload in
 # that order); group 1 is set for the event mirrors of response items, which count as duplicates.
-_BOOKKEEPING = re.compile(
+_BOOKKEEPING = (  # compiled by `_read` (once, through the `re` cache), not by every command's start-up
     rb'"type":"(?:turn_context"|event_msg","payload":\{"type":"(?:token_count"|(agent_message|agent_reasoning)"))'
 )
 _PEEK_BYTES = 160
@@ -192,16 +194,16 @@ def _turns(texts: list[str], kind: str, number: int, stamp: str | None, agent: s
 
 
 def read_turns(
-    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+    path: str | os.PathLike[str], stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
 ) -> Iterator[Turn]:
     """Every turn of one rollout, in file order. `session_id` is unused: a rollout holds one session."""
-    path = Path(path)
-    with path.open("rb"):  # an unusable path raises here, before iteration starts
+    path = os.fspath(path)
+    with open(path, "rb"):  # an unusable path raises here, before iteration starts
         pass
     return _read(path, stats)
 
 
-def _read(path: Path, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generator[Turn, None, None]:
+def _read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generator[Turn, None, None]:
     """Every turn of one rollout, with the dispatch inline (it is the hot loop of `turns`).
 
     Bookkeeping lines (token_count, turn_context, and the agent_message / agent_reasoning mirrors) are
@@ -219,7 +221,7 @@ def _read(path: Path, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Gener
     last_prompt: str | None = None  # the last prompt event, which an echo may still follow
     task_open = False  # between task_started and task_complete / turn_aborted
     task_prompted = False  # that task already has its prompt
-    peek = _BOOKKEEPING.search
+    peek = re.compile(_BOOKKEEPING).search
     new = tuple.__new__  # a Turn without the NamedTuple constructor's keyword handling
 
     def bookkeeping(line: bytes) -> str | None:
@@ -366,10 +368,10 @@ def _read(path: Path, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Gener
         yield from _turns(pending[2], model.META, pending[0], pending[1], agent)
 
 
-def _head(path: Path) -> dict[str, Any] | None:
+def _head(path: str) -> dict[str, Any] | None:
     """The decoded first line of a rollout, or None when it is not one."""
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             line = handle.readline(_HEAD_BYTES)
     except (OSError, ValueError):
         return None
@@ -398,7 +400,7 @@ def _cwd_from_context(text: str) -> str | None:
     return text[start + 5 : end].strip() or None
 
 
-def _scan_cwd(path: Path) -> str | None:
+def _scan_cwd(path: str) -> str | None:
     """The cwd of a rollout whose first line lacks it: from a turn_context or an environment block."""
     stats = ReadStats()
     for _, record in islice(read_jsonl(path, stats), _CWD_SCAN):
@@ -418,10 +420,10 @@ def _scan_cwd(path: Path) -> str | None:
     return None
 
 
-def _last_stamp(path: Path) -> str | None:
+def _last_stamp(path: str) -> str | None:
     """The timestamp of the last complete record, read from the file's tail; else its mtime."""
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(0, size - _TAIL_BYTES)
             handle.seek(start)
@@ -444,11 +446,11 @@ def _last_stamp(path: Path) -> str | None:
     return datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def describe(path: Path) -> SessionInfo | None:
+def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
     """The session stored in this rollout, or None when the file is not a Codex rollout."""
     try:
-        path = Path(path)
-        if not path.is_file():
+        path = os.fspath(path)
+        if not os.path.isfile(path):
             return None
         meta = _head(path)
         if meta is None:
@@ -468,17 +470,14 @@ def describe(path: Path) -> SessionInfo | None:
                     break
         finally:
             turns.close()
-        return SessionInfo(HARNESS, str(meta["id"]), str(path), cwd, _last_stamp(path), first_prompt)
+        return SessionInfo(HARNESS, str(meta["id"]), path, cwd, _last_stamp(path), first_prompt)
     except (OSError, ValueError, RecursionError):
         return None
 
 
-def _home(environ: Mapping[str, str]) -> Path | None:
-    if environ.get("CODEX_HOME"):
-        return Path(environ["CODEX_HOME"])
-    if environ.get("HOME"):
-        return Path(environ["HOME"]) / ".codex"
-    return None
+def _home(environ: Mapping[str, str]) -> str | None:
+    home = environ.get("CODEX_HOME") or (os.path.join(environ["HOME"], ".codex") if environ.get("HOME") else None)
+    return plain_path(home) if home else None
 
 
 def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
@@ -486,11 +485,15 @@ def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
     home = _home(environ)
     if home is None:
         return
-    for folder, pattern in (("sessions", "**/rollout-*.jsonl"), ("archived_sessions", "rollout-*.jsonl")):
-        root = home / folder
-        if not root.is_dir():
+    for folder, nested in (("sessions", True), ("archived_sessions", False)):
+        root = os.path.join(home, folder)
+        if not os.path.isdir(root):
             continue
-        for path in sorted(root.glob(pattern)):
+        # os.walk, like pathlib's `**`, does not follow symlinked folders; its first step is the folder itself.
+        walk = os.walk(root) if nested else [next(os.walk(root), (root, [], []))]
+        found = [os.path.join(top, name) for top, _, names in walk for name in names
+                 if name.startswith("rollout-") and name.endswith(".jsonl")]  # fmt: skip
+        for path in sorted(found, key=lambda path: path.split(os.sep)):  # folder by folder, as pathlib sorts
             info = describe(path)
             if info is not None:
                 yield info

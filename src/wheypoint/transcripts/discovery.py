@@ -4,22 +4,39 @@ Sessions are matched to a checkout by the cwd recorded inside each transcript, n
 the folder names agents store them under (those encodings lose information). When several sessions
 fit and the caller did not ask for the latest, the answer is a refusal listing them all: picking one
 silently would put another session's words in the user's mouth.
+
+A transcript named by path is first sniffed (see `_sniff`), so that only the reader it belongs to is
+imported: each reader costs its own start-up, and a command reads one transcript.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from types import ModuleType
-from typing import Any, NamedTuple
 
 from wheypoint.model.errors import Refusal, bad_parameter
+from wheypoint.model.records import Record
 from wheypoint.model.shapes import READABLE_HARNESSES as HARNESSES
-from wheypoint.transcripts.model import SessionInfo
+from wheypoint.transcripts.model import SessionInfo, plain_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from types import ModuleType
+    from typing import Any, BinaryIO, TypeVar
+
+    _Folder = TypeVar("_Folder", bound="str | os.PathLike[str]")
 
 _MODULES = {"claude-code": "claude", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"  # opencode.SQLITE_MAGIC, repeated so that sniffing imports no reader
+_SNIFF_LINE = 1 << 20  # the first line is read up to this; longer, the sniff gives up (Gemini reads this much)
+_CLAUDE_KEYS = ("sessionId", "uuid", "leafUuid", "messageId")
+_CLAUDE_KEY_BYTES = tuple(f'"{key}"'.encode() for key in _CLAUDE_KEYS)
+_CLAUDE_HEAD = 8 * 1024 * 1024  # claude._HEAD_BYTES: how far Claude Code's describe reads
+_LOOKAHEAD = 64  # lines read after the first for a Claude Code record (its describe decides on 21 records)
+_GEMINI_TYPES = frozenset(("user", "gemini", "info", "error", "warning"))
 
 
 def reader(harness: str) -> ModuleType:
@@ -29,23 +46,24 @@ def reader(harness: str) -> ModuleType:
     return importlib.import_module(f"wheypoint.transcripts.{_MODULES[harness]}")
 
 
-class Located(NamedTuple):
+class Located(Record):
     """The session a command will read."""
 
     harness: str
-    path: Path
+    path: str
     session_id: str | None
     info: SessionInfo | None
 
 
-def _inside(path: str | None, root: Path) -> bool:
+def _inside(path: str | None, root: str | os.PathLike[str]) -> bool:
+    """Whether `path` is `root` or under it, compared part by part after normalising both."""
     if not path:
         return False
-    try:
-        Path(os.path.normpath(path)).relative_to(os.path.normpath(root))
-        return True
-    except ValueError:
-        return False
+    inner = os.path.normcase(os.path.normpath(path))
+    outer = os.path.normcase(os.path.normpath(root))
+    if outer == os.curdir:
+        return not os.path.isabs(inner)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
 def all_sessions(environ: Mapping[str, str], harness: str | None = None) -> Iterator[SessionInfo]:
@@ -72,30 +90,100 @@ def _choose(found: list[SessionInfo], latest: bool, searched: str) -> SessionInf
     )
 
 
-def _is_sqlite(path: Path) -> bool:
-    try:
-        return bool(reader("opencode").is_database(path))
-    except OSError:
-        return False
+def _claude_like(record: dict[str, Any]) -> bool:
+    """Wider than what Claude Code's `describe` takes for its own record: typed, with a session, message or uuid key."""
+    return record.get("type").__class__ is str and any(key in record for key in _CLAUDE_KEYS)
 
 
-def by_path(path: Path, harness: str | None, session: str | None = None) -> Located:
-    """A transcript named by path; its harness detected from its content when not given.
+def _claude_may_follow(handle: BinaryIO, budget: int) -> bool:
+    """Whether a record Claude Code would take as its own is among the next lines, as far as its `describe` looks
+    (21 records within `claude._HEAD_BYTES`); lines without one of its keys are passed over undecoded."""
+    for _ in range(_LOOKAHEAD):
+        line = handle.readline(budget + 1)
+        if not line or (not line.endswith(b"\n") and len(line) > budget):
+            return False
+        budget -= len(line)
+        if any(key in line for key in _CLAUDE_KEY_BYTES):
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if record.__class__ is dict and _claude_like(record):
+                return True
+    return False
 
-    An OpenCode database holds many sessions, so it describes itself only when it holds one; named
-    together with a session id it is read as OpenCode's.
+
+def _sniff(path: str) -> str | None:
+    """The one harness whose reader alone may recognise this file, told from its head; None when unsure.
+
+    A SQLite database is OpenCode's. Otherwise the first line must be a whole JSON object within
+    `_SNIFF_LINE` bytes, in a file not named `.json` (the single-document forms of Gemini CLI and
+    OpenCode, which only a full parse tells apart), and carry the keys of exactly one harness's
+    records. Each signature is wider than what its reader accepts from a first line, so the readers
+    whose signature is absent would decline the file (see each reader's `describe`): Codex wants a
+    `session_meta` record (or an older rollout's bare `{id, timestamp, instructions}` line), Gemini a
+    metadata record (`projectHash`) or a message record (`id` and a message type), Claude Code a
+    typed record with a session, message or uuid key. Claude Code alone also looks at the records
+    after the first, so a Codex or Gemini head is followed by a look for a Claude Code record.
     """
-    if not path.exists():
-        raise Refusal("transcript-missing", f"no transcript at {path}")
-    if path.is_dir():
-        raise Refusal("transcript-unreadable", f"{path} is a folder; name the transcript file")
-    names = [harness] if harness else list(HARNESSES)
+    try:
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as handle:
+            line = handle.readline(_SNIFF_LINE)
+            if line.startswith(_SQLITE_MAGIC):
+                return "opencode"
+            if line[:1] != b"{" or (len(line) >= _SNIFF_LINE and not line.endswith(b"\n")):
+                return None
+            if os.path.splitext(path)[1] == ".json":
+                return None
+            record = json.loads(line)
+            if record.__class__ is not dict:
+                return None
+            rtype = record.get("type")
+            signatures = {
+                "claude-code": _claude_like(record),
+                "codex": rtype == "session_meta" or ("type" not in record and "id" in record),
+                "gemini": "projectHash" in record or ("id" in record and rtype in _GEMINI_TYPES),
+            }
+            found = [name for name, present in signatures.items() if present]
+            if len(found) != 1 or (found[0] != "claude-code" and _claude_may_follow(handle, _CLAUDE_HEAD - len(line))):
+                return None
+            return found[0]
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _recognised(names: list[str], path: str) -> list[tuple[str, SessionInfo]]:
     matches = []
     for name in names:
         info = reader(name).describe(path)
         if info is not None:
             matches.append((name, info))
-    if not matches and harness is None and session is not None and _is_sqlite(path):
+    return matches
+
+
+def by_path(path: str | os.PathLike[str], harness: str | None, session: str | None = None) -> Located:
+    """A transcript named by path; its harness detected from its content when not given.
+
+    An OpenCode database holds many sessions, so it describes itself only when it holds one; named
+    together with a session id it is read as OpenCode's.
+    """
+    path = plain_path(os.fspath(path))
+    if not os.path.exists(path):
+        raise Refusal("transcript-missing", f"no transcript at {path}")
+    if os.path.isdir(path):
+        raise Refusal("transcript-unreadable", f"{path} is a folder; name the transcript file")
+    likely = None if harness else _sniff(path)
+    if harness:
+        matches = _recognised([harness], path)
+    elif likely == "opencode":  # a SQLite database: no other harness writes one
+        matches = _recognised([likely], path)
+    elif likely is not None:
+        matches = _recognised([likely], path) or _recognised([name for name in HARNESSES if name != likely], path)
+    else:
+        matches = _recognised(list(HARNESSES), path)
+    if not matches and harness is None and session is not None and likely == "opencode":
         harness = "opencode"
     if not matches:
         if harness:  # the caller vouches for the format; the reader will count what it cannot use
@@ -108,42 +196,48 @@ def by_path(path: Path, harness: str | None, session: str | None = None) -> Loca
     return Located(name, path, info.session_id, info)
 
 
+def _same_folder(folder: _Folder) -> _Folder:
+    return folder
+
+
 def locate(
     *,
-    cwd: Path,
+    cwd: _Folder,
     environ: Mapping[str, str],
     transcript: str | None = None,
     session: str | None = None,
     harness: str | None = None,
     hook: Mapping[str, Any] | None = None,
     latest: bool = False,
-    project_root: Callable[[Path], Path] = lambda folder: folder,
+    project_root: Callable[[_Folder], str | os.PathLike[str]] = _same_folder,
 ) -> Located:
     """The one session a command means, or a refusal that says why there is not exactly one.
 
     `project_root` maps a folder to the top of the project holding it (the caller knows checkouts);
-    sessions recorded anywhere under that top are this project's.
+    sessions recorded anywhere under that top are this project's. It is given `cwd`, or the hook's
+    cwd in the same type as `cwd` (a `str`, or the caller's path class).
     """
     if harness is not None:
         reader(harness)  # refuse an unknown harness before anything else
     if hook is not None:
         transcript = transcript or hook.get("transcript_path")
         session = session or hook.get("session_id")
-        cwd = Path(hook["cwd"]) if isinstance(hook.get("cwd"), str) else cwd
+        if isinstance(hook.get("cwd"), str):
+            cwd = hook["cwd"] if isinstance(cwd, str) else type(cwd)(hook["cwd"])  # type: ignore[call-arg]
     if transcript:
-        located = by_path(Path(transcript).expanduser(), harness, session)
+        located = by_path(os.path.expanduser(transcript), harness, session)
         return located._replace(session_id=session or located.session_id)
     if session:
         found = [info for info in all_sessions(environ, harness) if info.session_id == session]
         chosen = _choose(found, latest, f"with id {session}")
-        return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
-    root = project_root(cwd)
+        return Located(chosen.harness, plain_path(chosen.path), chosen.session_id, chosen)
+    root = os.fspath(project_root(cwd))
     found = [info for info in all_sessions(environ, harness) if _inside(info.cwd, root)]
     if harness in (None, "gemini"):  # older Gemini CLI builds record only a hash of the project root
         known = {info.path for info in found}
-        found += [i for i in reader("gemini").sessions_for_cwd(environ, str(root)) if i.path not in known]
+        found += [i for i in reader("gemini").sessions_for_cwd(environ, root) if i.path not in known]
     chosen = _choose(found, latest, f"for {root}")
-    return Located(chosen.harness, Path(chosen.path), chosen.session_id, chosen)
+    return Located(chosen.harness, plain_path(chosen.path), chosen.session_id, chosen)
 
 
 def turns_of(located: Located, stats: Any, kinds: frozenset[str] | None = None) -> Iterator[Any]:

@@ -14,16 +14,19 @@ to MAX_JSON_BYTES, and a larger one is counted in stats.oversized and yields not
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
-from pathlib import Path
-from typing import Any
 
 from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
-from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo, Turn
+from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo, plain_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
+
+    from wheypoint.transcripts.model import Turn
 
 HARNESS = "gemini"
 
@@ -33,20 +36,30 @@ _HEAD_BYTES = 1 << 20  # how much of a file `describe` reads from either end
 _SMALL_JSON = 2 * 1024 * 1024  # single-JSON files up to this size are parsed whole by `describe`
 _MAX_SMALL_FILE = 1 << 20  # .project_root and projects.json are read only up to this size
 _MESSAGE_TYPES = frozenset(("user", "gemini", "info", "error", "warning"))
-_SAFE_ID = re.compile(r"[A-Za-z0-9._-]+")
-_HEX = re.compile(r"[0-9a-f]{16}|[0-9a-f]{64}")
+# Patterns, compiled on first use by `re` (its cache) rather than by every command's start-up.
+_SAFE_ID = r"[A-Za-z0-9._-]+"
+_HEX = r"[0-9a-f]{16}|[0-9a-f]{64}"
 
 
 # ---------------------------------------------------------------- reading
 
 
-def _looks_legacy(path: Path) -> bool:
+def _suffix(path: str) -> str:
+    return os.path.splitext(path)[1]
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _looks_legacy(path: str) -> bool:
     """True for the single-JSON form: by suffix, else by a first line that is not a whole JSON object."""
-    if path.suffix == ".json":
+    suffix = _suffix(path)
+    if suffix == ".json":
         return True
-    if path.suffix == ".jsonl":
+    if suffix == ".jsonl":
         return False
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         first = handle.readline(_HEAD_BYTES)
     try:
         return type(json.loads(first)) is not dict
@@ -54,9 +67,9 @@ def _looks_legacy(path: Path) -> bool:
         return True
 
 
-def _read_legacy(path: Path, stats: ReadStats, agent: str | None, source: str | None,
+def _read_legacy(path: str, stats: ReadStats, agent: str | None, source: str | None,
                  found: list[str]) -> Iterator[Turn]:  # fmt: skip
-    with path.open("rb") as raw:
+    with open(path, "rb") as raw:
         size = os.fstat(raw.fileno()).st_size
         if size > MAX_JSON_BYTES:
             stats.oversized += 1
@@ -102,27 +115,31 @@ def _read_legacy(path: Path, stats: ReadStats, agent: str | None, source: str | 
 
 
 def read_turns(
-    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+    path: str | os.PathLike[str], stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
 ) -> Iterator[Turn]:
     """Every turn of the session in `path`, then those of its subagents (agent = the subagent's session id).
 
     `session_id` is not needed: a file holds one session.
     """
-    path = Path(path)
+    path = os.fspath(path)
     found: list[str] = []
     legacy = _looks_legacy(path)
     reader = _read_legacy if legacy else jsonl_turns
     yield from reader(path, stats, None, None, found)
-    if not found or not _SAFE_ID.fullmatch(found[0]) or path.parent.name == found[0]:
+    parent = os.path.dirname(path)
+    if not found or not re.fullmatch(_SAFE_ID, found[0]) or os.path.basename(parent) == found[0]:
         return
-    folder = path.parent / found[0]
+    folder = os.path.join(parent, found[0])
     try:
-        children = sorted(child for child in folder.iterdir() if child.suffix == ".jsonl" and child.is_file())
+        with os.scandir(folder) as entries:
+            names = sorted(entry.name for entry in entries if _suffix(entry.name) == ".jsonl")
     except OSError:
         return
-    for child in children:
+    for child in [os.path.join(folder, name) for name in names]:
+        if not os.path.isfile(child):
+            continue
         try:
-            yield from jsonl_turns(child, stats, child.stem, str(child), [])
+            yield from jsonl_turns(child, stats, _stem(child), child, [])
         except OSError:
             continue
 
@@ -130,23 +147,23 @@ def read_turns(
 # ---------------------------------------------------------------- discovery
 
 
-def _gemini_dir(environ: Mapping[str, str]) -> Path | None:
+def _gemini_dir(environ: Mapping[str, str]) -> str | None:
     home = environ.get("GEMINI_CLI_HOME") or environ.get("HOME")
-    return Path(home) / ".gemini" if home else None
+    return plain_path(os.path.join(home, ".gemini")) if home else None
 
 
-def _read_small(path: Path) -> bytes | None:
+def _read_small(path: str) -> bytes | None:
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             data = handle.read(_MAX_SMALL_FILE + 1)
     except OSError:
         return None
     return data if len(data) <= _MAX_SMALL_FILE else None
 
 
-def _registry(gemini_dir: Path) -> dict[str, str]:
+def _registry(gemini_dir: str) -> dict[str, str]:
     """`projects.json`: project root -> folder slug."""
-    data = _read_small(gemini_dir / "projects.json")
+    data = _read_small(os.path.join(gemini_dir, "projects.json"))
     try:
         projects = json.loads(data)["projects"] if data else None
     except (ValueError, TypeError, KeyError):
@@ -158,16 +175,20 @@ def _registry(gemini_dir: Path) -> dict[str, str]:
 
 def project_hash(root: str) -> str:
     """The SHA-256 hex digest Gemini CLI stores as projectHash (older builds keep its first 16 characters)."""
-    return hashlib.sha256(root.encode("utf-8")).hexdigest()
+    from wheypoint.model.canonical import new_sha256  # only here: most commands hash nothing
+
+    hasher = new_sha256()
+    hasher.update(root.encode("utf-8"))
+    return str(hasher.hexdigest())
 
 
 def _hash_matches(digest: str, stored: str | None) -> bool:
     return bool(stored) and len(stored or "") >= 16 and digest.startswith(stored or "-")
 
 
-def _project_cwd(project: Path, stored_hash: str | None, registry: dict[str, str] | None = None) -> str | None:
+def _project_cwd(project: str, stored_hash: str | None, registry: dict[str, str] | None = None) -> str | None:
     """The project root of a tmp/<project> folder, without decoding its name."""
-    marker = _read_small(project / ".project_root")
+    marker = _read_small(os.path.join(project, ".project_root"))
     if marker is not None:
         try:
             root = marker.decode("utf-8").strip()
@@ -176,21 +197,22 @@ def _project_cwd(project: Path, stored_hash: str | None, registry: dict[str, str
         if root:
             return root
     if registry is None:
-        registry = _registry(project.parent.parent)
+        registry = _registry(os.path.dirname(os.path.dirname(project)))
+    name = os.path.basename(project)
     for root, slug in registry.items():
-        if slug == project.name:
+        if slug == name:
             return root
-    if _HEX.fullmatch(project.name) or stored_hash:
+    if re.fullmatch(_HEX, name) or stored_hash:
         for root in registry:
             digest = project_hash(root)
-            if _hash_matches(digest, project.name) or _hash_matches(digest, stored_hash):
+            if _hash_matches(digest, name) or _hash_matches(digest, stored_hash):
                 return root
     return None
 
 
-def _legacy_head(path: Path, size: int) -> tuple[dict[str, Any], list[Any]] | None:
+def _legacy_head(path: str, size: int) -> tuple[dict[str, Any], list[Any]] | None:
     """The metadata and the leading messages of a single-JSON file, without parsing all of it."""
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         data = handle.read(size if size <= _SMALL_JSON else _HEAD_BYTES)
     if size <= _SMALL_JSON:
         try:
@@ -226,7 +248,7 @@ def _legacy_head(path: Path, size: int) -> tuple[dict[str, Any], list[Any]] | No
     return meta, messages
 
 
-def _jsonl_head(path: Path, size: int) -> tuple[dict[str, Any], list[Any], str | None] | None:
+def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | None] | None:
     """The metadata record, the leading messages and the last activity of a JSONL file, read from its two ends.
 
     None when the first line is neither a Gemini metadata record nor a Gemini message record.
@@ -234,7 +256,7 @@ def _jsonl_head(path: Path, size: int) -> tuple[dict[str, Any], list[Any], str |
     meta: dict[str, Any] = {}
     messages: list[Any] = []
     read = 0
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         for index in range(64):
             line = handle.readline(_HEAD_BYTES)
             read += len(line)
@@ -290,11 +312,11 @@ def _jsonl_head(path: Path, size: int) -> tuple[dict[str, Any], list[Any], str |
     return meta, messages, last
 
 
-def _describe(path: Path, registry: dict[str, str] | None = None) -> tuple[SessionInfo, str | None] | None:
+def _describe(path: str, registry: dict[str, str] | None = None) -> tuple[SessionInfo, str | None] | None:
     try:
-        if not path.is_file():
+        if not os.path.isfile(path):
             return None
-        size = path.stat().st_size
+        size = os.stat(path).st_size
         if size == 0:
             return None
         last: str | None = None
@@ -316,7 +338,7 @@ def _describe(path: Path, registry: dict[str, str] | None = None) -> tuple[Sessi
     if type(session_id) is not str:
         if not meta.get("$midsession"):
             return None
-        session_id = path.stem  # a JSONL file that starts mid-session: no metadata record
+        session_id = _stem(path)  # a JSONL file that starts mid-session: no metadata record
     stored_hash = meta.get("projectHash") if type(meta.get("projectHash")) is str else None
     if last is None:
         for key in ("lastUpdated", "startTime"):
@@ -330,38 +352,44 @@ def _describe(path: Path, registry: dict[str, str] | None = None) -> tuple[Sessi
             if text and user_kind(text) == PROMPT:
                 first = text
                 break
-    chats = path.parent
-    if chats.name != "chats":  # a subagent file: chats/<parent session id>/<id>.jsonl
-        chats = chats.parent
-    cwd = _project_cwd(chats.parent, stored_hash, registry) if chats.name == "chats" else None
-    return SessionInfo(HARNESS, session_id, str(path), cwd, last, first), stored_hash
+    chats = os.path.dirname(path)
+    if os.path.basename(chats) != "chats":  # a subagent file: chats/<parent session id>/<id>.jsonl
+        chats = os.path.dirname(chats)
+    cwd = _project_cwd(os.path.dirname(chats), stored_hash, registry) if os.path.basename(chats) == "chats" else None
+    return SessionInfo(HARNESS, session_id, path, cwd, last, first), stored_hash
 
 
-def describe(path: Path) -> SessionInfo | None:
+def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
     """The session stored in `path`, or None when it is not a Gemini CLI session file (never raises)."""
     try:
-        found = _describe(Path(path))
+        found = _describe(os.fspath(path))
     except Exception:  # describe must never raise on bad input
         return None
     return found[0] if found else None
 
 
-def _scan(environ: Mapping[str, str]) -> Iterator[tuple[SessionInfo, str | None, Path]]:
+def _listing(folder: str) -> list[str]:
+    """The sorted names in a folder (raises OSError when it cannot be listed)."""
+    with os.scandir(folder) as entries:
+        return sorted(entry.name for entry in entries)
+
+
+def _scan(environ: Mapping[str, str]) -> Iterator[tuple[SessionInfo, str | None, str]]:
     gemini_dir = _gemini_dir(environ)
     if gemini_dir is None:
         return
-    tmp = gemini_dir / "tmp"
-    if not tmp.is_dir() and environ.get("GEMINI_CLI_HOME"):
-        tmp = Path(environ["GEMINI_CLI_HOME"]) / "tmp"  # GEMINI_CLI_HOME pointing at the .gemini folder itself
+    tmp = os.path.join(gemini_dir, "tmp")
+    if not os.path.isdir(tmp) and environ.get("GEMINI_CLI_HOME"):  # GEMINI_CLI_HOME naming the .gemini folder
+        tmp = plain_path(os.path.join(environ["GEMINI_CLI_HOME"], "tmp"))
     try:
-        projects = sorted(entry for entry in tmp.iterdir() if entry.is_dir())
+        projects = [path for path in (os.path.join(tmp, name) for name in _listing(tmp)) if os.path.isdir(path)]
     except OSError:
         return
-    registry = _registry(tmp.parent)
+    registry = _registry(os.path.dirname(tmp))
     for project in projects:
-        chats = project / "chats"
+        chats = os.path.join(project, "chats")
         try:
-            names = sorted(entry.name for entry in chats.iterdir())
+            names = _listing(chats)
         except OSError:
             continue
         present = set(names)
@@ -371,7 +399,7 @@ def _scan(environ: Mapping[str, str]) -> Iterator[tuple[SessionInfo, str | None,
             if name.endswith(".json") and name + "l" in present:
                 continue  # resumed: the CLI migrated this file into the .jsonl beside it
             try:
-                found = _describe(chats / name, registry)
+                found = _describe(os.path.join(chats, name), registry)
             except Exception:
                 found = None
             if found is not None:
@@ -387,10 +415,12 @@ def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
 def sessions_for_cwd(environ: Mapping[str, str], cwd: str) -> Iterator[SessionInfo]:
     """The sessions of the project rooted at `cwd`: by recorded root, or by hashing `cwd` (never by decoding)."""
     root = os.path.abspath(cwd)
-    digest = project_hash(root)
+    digest = ""  # hashed when a session without a recorded root needs it
     for info, stored_hash, project in _scan(environ):
         if info.cwd is not None:
             if os.path.abspath(info.cwd) == root:
                 yield info
-        elif _hash_matches(digest, stored_hash) or _hash_matches(digest, project.name):
+            continue
+        digest = digest or project_hash(root)
+        if _hash_matches(digest, stored_hash) or _hash_matches(digest, os.path.basename(project)):
             yield info._replace(cwd=root)

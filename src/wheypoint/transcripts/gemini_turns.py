@@ -18,9 +18,6 @@ the single-JSON form, is `gemini`'s job.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 from wheypoint.transcripts.lines import read_jsonl
 from wheypoint.transcripts.model import (
@@ -37,6 +34,12 @@ from wheypoint.transcripts.model import (
     RecentIds,
     Turn,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterator
+    from typing import Any
 
 _SYSTEM_TYPES = frozenset(("info", "error", "warning"))
 _MARKS = frozenset("/!<")  # the first characters that can make a user message something other than a prompt
@@ -206,7 +209,7 @@ def _gemini_turns(message: dict[str, Any], mid: str, timestamp: str | None, posi
 # ---------------------------------------------------------------- the JSONL record stream
 
 
-def jsonl_turns(path: Path, stats: ReadStats, agent: str | None, source: str | None,
+def jsonl_turns(path: str | os.PathLike[str], stats: ReadStats, agent: str | None, source: str | None,
                 found: list[str]) -> Iterator[Turn]:  # fmt: skip
     """The turns of one JSONL file in order; the first session id a record names goes into an empty `found`."""
     seen = RecentIds()  # the ids seen lately: bounded memory whatever the file's size

@@ -10,17 +10,23 @@ are copied from the transcript by this code: the agent only designates them, it 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
 
 from wheypoint.model.contract import MAX_MEAT_TEXT
 from wheypoint.model.errors import Problem
-from wheypoint.transcripts.model import USER_KINDS, Turn
+from wheypoint.model.records import Record
+from wheypoint.transcripts.model import USER_KINDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    from wheypoint.transcripts.model import Turn
 
 _WORD = re.compile(r"\w+")
 
 
-class Grounding(NamedTuple):
+class Grounding(Record):
     quote_turns: dict[str, str]  # intent path of the entry -> turn id
     meat: tuple[dict[str, Any], ...]
     problems: list[Problem]

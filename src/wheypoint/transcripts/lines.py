@@ -8,11 +8,16 @@ in `ReadStats`, never raised: a transcript is evidence, and one bad line must no
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
-from wheypoint.transcripts.model import ReadStats
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    from wheypoint.transcripts.model import ReadStats
+
+    SkipTest = Callable[[bytes], "str | None"]
 
 MAX_LINE_BYTES = 10 * 1024 * 1024
 DUPLICATE = "duplicate"  # what a skip test returns for a line that repeats another record
@@ -20,11 +25,9 @@ _SKIP_CHUNK = 1 << 20
 _DECODE = json.JSONDecoder().decode  # on text: json.loads(bytes) would sniff the encoding of every line
 _BOM = b"\xef\xbb\xbf"
 
-SkipTest = Callable[[bytes], "str | None"]
-
 
 def read_jsonl(
-    path: Path, stats: ReadStats, max_line: int = MAX_LINE_BYTES, skip: SkipTest | None = None
+    path: str | os.PathLike[str], stats: ReadStats, max_line: int = MAX_LINE_BYTES, skip: SkipTest | None = None
 ) -> Iterator[tuple[int, Any]]:
     """(1-based line number, decoded JSON value) for every readable line of a JSONL file.
 
@@ -32,7 +35,7 @@ def read_jsonl(
     line under that reason (or as a duplicate) without decoding it: a reader uses it to pass over
     bulky bookkeeping records it recognises by their opening bytes.
     """
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         readline = handle.readline
         number = 0
         while True:

@@ -9,8 +9,10 @@ append-only file.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from typing import NamedTuple
+
+from wheypoint.model.records import Record
 
 # The kinds of turn. The first four are the user's own intent and what `turns` shows by default.
 PROMPT = "prompt"  # typed by the person
@@ -35,7 +37,7 @@ ALL_KINDS = (
 )  # fmt: skip
 
 
-class Turn(NamedTuple):
+class Turn(Record):
     """One normalised turn of a session."""
 
     id: str  # stable and unique within the transcript
@@ -56,7 +58,7 @@ class Turn(NamedTuple):
         return out
 
 
-class SessionInfo(NamedTuple):
+class SessionInfo(Record):
     """What discovery needs to list a session without reading all of it."""
 
     harness: str
@@ -134,3 +136,16 @@ class RecentCounts:
         counts[key] = value
         if len(counts) > self.limit:
             del counts[next(iter(counts))]
+
+
+def plain_path(path: str) -> str:
+    """A path spelled as `pathlib` spells it: no `.` parts, no doubled or trailing separators (`..` stays).
+
+    Paths are `str` here (importing pathlib costs every command milliseconds); folders named in the
+    environment go through this once, so the paths built under them print as they always have.
+    """
+    if os.sep != "/":
+        return os.path.normpath(path)
+    root = "//" if path[:2] == "//" and path[2:3] != "/" else "/" if path[:1] == "/" else ""
+    parts = [part for part in path.split("/") if part and part != "."]
+    return root + "/".join(parts) if root or parts else "."

@@ -29,14 +29,18 @@ import errno
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
-from pathlib import Path
-from typing import Any
 
 from wheypoint.transcripts.lines import MAX_LINE_BYTES
-from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn
+from wheypoint.transcripts.model import ReadStats, SessionInfo, plain_path
 from wheypoint.transcripts.opencode_turns import SKIPPED_PARTS as SKIPPED_PARTS
 from wheypoint.transcripts.opencode_turns import Message, TurnReader, first_prompt, iso_ms, message_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
+
+    from wheypoint.transcripts.model import Turn
 
 HARNESS = "opencode"
 
@@ -48,24 +52,24 @@ MAX_SESSION_FILE = 1 << 20  # a legacy session file is metadata; anything bigger
 # ---------------------------------------------------------------- small helpers
 
 
-def data_dir(environ: Mapping[str, str]) -> Path | None:
+def data_dir(environ: Mapping[str, str]) -> str | None:
     """OpenCode's data folder: `$XDG_DATA_HOME/opencode`, else `$HOME/.local/share/opencode`."""
     xdg = environ.get("XDG_DATA_HOME", "")
     if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "opencode"
+        return plain_path(os.path.join(xdg, "opencode"))
     home = environ.get("HOME", "")
-    return Path(home) / ".local" / "share" / "opencode" if home else None
+    return plain_path(os.path.join(home, ".local", "share", "opencode")) if home else None
 
 
-def database_paths(environ: Mapping[str, str]) -> list[Path]:
+def database_paths(environ: Mapping[str, str]) -> list[str]:
     """Every OpenCode database on this machine: `OPENCODE_DB`, `opencode.db`, `opencode-<channel>.db`."""
     base = data_dir(environ)
-    found: list[Path] = []
+    found: list[str] = []
     override = environ.get("OPENCODE_DB", "")
     if override and override != ":memory:":
-        path = Path(override) if os.path.isabs(override) else (base / override if base else None)
-        if path is not None and path.is_file():
-            found.append(path)
+        path = override if os.path.isabs(override) else (os.path.join(base, override) if base else None)
+        if path is not None and os.path.isfile(path):
+            found.append(plain_path(path))
     if base is not None:
         try:
             names = sorted(entry.name for entry in os.scandir(base) if entry.is_file())
@@ -73,21 +77,34 @@ def database_paths(environ: Mapping[str, str]) -> list[Path]:
             names = []
         for name in names:
             if name == "opencode.db" or (name.startswith("opencode-") and name.endswith(".db")):
-                path = base / name
+                path = os.path.join(base, name)
                 if path not in found:
                     found.append(path)
     return found
 
 
-def is_database(path: Path) -> bool:
+def is_database(path: str | os.PathLike[str]) -> bool:
     """Whether the file starts with the SQLite header (raises OSError when it cannot be opened)."""
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
-def connect(path: Path) -> sqlite3.Connection:
+# Bytes a file URI carries as they are (RFC 3986 unreserved, and the separator); the rest are %-escaped.
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
+def _file_uri(path: str) -> str:
+    """The `file:` URI of an absolute path, escaped as `pathlib`'s `as_uri` escapes it."""
+    safe = _URI_SAFE
+    if os.sep != "/":  # Windows: file:///C:/folder/file, the drive's colon kept
+        path = "/" + path.replace(os.sep, "/").lstrip("/")
+        safe = safe | {ord(":")}
+    return "file://" + "".join(chr(b) if b in safe else f"%{b:02X}" for b in os.fsencode(path))
+
+
+def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """A read-only connection that waits at most BUSY_TIMEOUT on a lock (raises sqlite3.Error)."""
-    uri = path.resolve().as_uri() + "?mode=ro"
+    uri = _file_uri(os.path.realpath(path)) + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
     try:
         conn.execute("PRAGMA query_only = ON")
@@ -97,11 +114,11 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _load_json(path: Path, stats: ReadStats | None, limit: int | None = None) -> tuple[bool, Any]:
+def _load_json(path: str, stats: ReadStats | None, limit: int | None = None) -> tuple[bool, Any]:
     """(ok, value) for one JSON file of at most `limit` bytes (default MAX_LINE_BYTES); counted, never raised."""
     limit = MAX_LINE_BYTES if limit is None else limit
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             raw = handle.read(limit + 1)
     except OSError:
         if stats is not None:
@@ -124,13 +141,18 @@ def _load_json(path: Path, stats: ReadStats | None, limit: int | None = None) ->
     return False, None
 
 
-def _json_names(folder: Path) -> list[Path]:
+def _json_names(folder: str) -> list[str]:
     """The `*.json` files of a folder in name order (ids sort by creation); none if it is missing."""
     try:
-        return sorted((folder / entry.name for entry in os.scandir(folder) if entry.name.endswith(".json")),
-                      key=lambda p: p.name)  # fmt: skip
+        with os.scandir(folder) as entries:
+            names = sorted(entry.name for entry in entries if entry.name.endswith(".json"))
     except OSError:
         return []
+    return [os.path.join(folder, name) for name in names]
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 # ---------------------------------------------------------------- the database layout
@@ -147,7 +169,7 @@ _TURNS_QUERY = (
 )
 
 
-def _db_turns(path: Path, stats: ReadStats, session_id: str | None) -> Iterator[Turn]:
+def _db_turns(path: str, stats: ReadStats, session_id: str | None) -> Iterator[Turn]:
     try:
         conn = connect(path)
     except sqlite3.Error:
@@ -229,7 +251,7 @@ def _db_first_prompt(conn: sqlite3.Connection, sid: str) -> str | None:
     return None
 
 
-def _db_sessions(path: Path, only_one: bool = False) -> list[SessionInfo]:
+def _db_sessions(path: str, only_one: bool = False) -> list[SessionInfo]:
     """Top-level sessions of one database ([] when it cannot be read); with only_one, [] unless exactly one."""
     try:
         if not is_database(path):
@@ -244,7 +266,7 @@ def _db_sessions(path: Path, only_one: bool = False) -> list[SessionInfo]:
             return []
         found = []
         for sid, directory, updated in rows:
-            found.append(SessionInfo(HARNESS, sid, str(path), directory if isinstance(directory, str) else None,
+            found.append(SessionInfo(HARNESS, sid, path, directory if isinstance(directory, str) else None,
                                      iso_ms(updated), _db_first_prompt(conn, sid)))  # fmt: skip
         return found
     except sqlite3.Error:
@@ -256,17 +278,17 @@ def _db_sessions(path: Path, only_one: bool = False) -> list[SessionInfo]:
 # ---------------------------------------------------------------- the legacy JSON layout
 
 
-def _storage_of(session_file: Path) -> Path:
+def _storage_of(session_file: str) -> str:
     """`storage/` from `storage/session/<projectID>/<sessionID>.json`."""
-    return session_file.parent.parent.parent
+    return os.path.dirname(os.path.dirname(os.path.dirname(session_file)))
 
 
-def _legacy_messages(storage: Path, sid: str, stats: ReadStats) -> list[Message]:
+def _legacy_messages(storage: str, sid: str, stats: ReadStats) -> list[Message]:
     """The session's message records (metadata only, small), in upstream order: time created, then id."""
     messages = []
-    for file in _json_names(storage / "message" / sid):
+    for file in _json_names(os.path.join(storage, "message", sid)):
         ok, value = _load_json(file, stats)
-        mid = value["id"] if ok and isinstance(value, dict) and isinstance(value.get("id"), str) else file.stem
+        mid = value["id"] if ok and isinstance(value, dict) and isinstance(value.get("id"), str) else _stem(file)
         if ok:
             messages.append(message_of(mid, value, None, stats))
         else:
@@ -275,21 +297,21 @@ def _legacy_messages(storage: Path, sid: str, stats: ReadStats) -> list[Message]
     return messages
 
 
-def _legacy_parts(storage: Path, mid: str, stats: ReadStats | None) -> Iterator[tuple[str, bool, Any]]:
-    for file in _json_names(storage / "part" / mid):
+def _legacy_parts(storage: str, mid: str, stats: ReadStats | None) -> Iterator[tuple[str, bool, Any]]:
+    for file in _json_names(os.path.join(storage, "part", mid)):
         ok, value = _load_json(file, stats)
-        pid = value["id"] if ok and isinstance(value, dict) and isinstance(value.get("id"), str) else file.stem
+        pid = value["id"] if ok and isinstance(value, dict) and isinstance(value.get("id"), str) else _stem(file)
         yield pid, ok, value
 
 
-def _legacy_turns(path: Path, stats: ReadStats, session_id: str | None) -> Iterator[Turn]:
+def _legacy_turns(path: str, stats: ReadStats, session_id: str | None) -> Iterator[Turn]:
     ok, session = _load_json(path, stats, MAX_SESSION_FILE)
     if ok and isinstance(session, dict) and isinstance(session.get("id"), str):
         sid, parent = session["id"], session.get("parentID")
     else:
         if ok:
             stats.malformed += 1
-        sid, parent = session_id or path.stem, None
+        sid, parent = session_id or _stem(path), None
         if not sid.startswith("ses_") and session_id is None:
             return  # neither the file nor the caller names a session
     storage = _storage_of(path)
@@ -298,7 +320,7 @@ def _legacy_turns(path: Path, stats: ReadStats, session_id: str | None) -> Itera
         yield from reader.message(message, _legacy_parts(storage, message.id, stats))
 
 
-def _legacy_info(path: Path, session: Any) -> SessionInfo | None:
+def _legacy_info(path: str, session: Any) -> SessionInfo | None:
     if not (isinstance(session, dict) and isinstance(session.get("id"), str) and isinstance(session.get("time"), dict)
             and ("projectID" in session or "directory" in session)):  # fmt: skip
         return None
@@ -306,26 +328,27 @@ def _legacy_info(path: Path, session: Any) -> SessionInfo | None:
     storage = _storage_of(path)
     first = None
     # Message ids ascend with creation time, so name order finds the first prompt without reading every message.
-    for file in _json_names(storage / "message" / sid):
+    for file in _json_names(os.path.join(storage, "message", sid)):
         ok, value = _load_json(file, None)
         if ok and isinstance(value, dict) and value.get("role") == "user":
-            mid = value["id"] if isinstance(value.get("id"), str) else file.stem
+            mid = value["id"] if isinstance(value.get("id"), str) else _stem(file)
             first = first_prompt(part for _, ok, part in _legacy_parts(storage, mid, None) if ok)
             if first is not None:
                 break
     directory = session.get("directory")
-    return SessionInfo(HARNESS, sid, str(path), directory if isinstance(directory, str) else None,
+    return SessionInfo(HARNESS, sid, path, directory if isinstance(directory, str) else None,
                        iso_ms(session["time"].get("updated", session["time"].get("created"))), first)  # fmt: skip
 
 
-def _legacy_sessions(storage: Path, seen: set[str]) -> Iterator[SessionInfo]:
-    root = storage / "session"
+def _legacy_sessions(storage: str, seen: set[str]) -> Iterator[SessionInfo]:
+    root = os.path.join(storage, "session")
     try:
-        projects = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())
+        with os.scandir(root) as entries:
+            projects = sorted(entry.name for entry in entries if entry.is_dir())
     except OSError:
         return
     for project in projects:
-        for file in _json_names(root / project):
+        for file in _json_names(os.path.join(root, project)):
             ok, session = _load_json(file, None, MAX_SESSION_FILE)
             if not ok or not isinstance(session, dict) or session.get("parentID"):
                 continue
@@ -350,18 +373,19 @@ def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
                 yield info
     base = data_dir(environ)
     if base is not None:
-        yield from _legacy_sessions(base / "storage", seen)
+        yield from _legacy_sessions(os.path.join(base, "storage"), seen)
 
 
-def describe(path: Path) -> SessionInfo | None:
+def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
     """A legacy session file's session; a database's only when it holds exactly one top-level session."""
     try:
-        if not path.is_file():
+        path = os.fspath(path)
+        if not os.path.isfile(path):
             return None
         if is_database(path):
             found = _db_sessions(path, only_one=True)
             return found[0] if found else None
-        if path.suffix != ".json" or path.stat().st_size > MAX_SESSION_FILE:
+        if os.path.splitext(path)[1] != ".json" or os.stat(path).st_size > MAX_SESSION_FILE:
             return None
         ok, session = _load_json(path, None, MAX_SESSION_FILE)
         return _legacy_info(path, session) if ok else None
@@ -370,10 +394,11 @@ def describe(path: Path) -> SessionInfo | None:
 
 
 def read_turns(
-    path: Path, stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
+    path: str | os.PathLike[str], stats: ReadStats, session_id: str | None = None, kinds: frozenset[str] | None = None
 ) -> Iterator[Turn]:
     """Every turn of one session of a database (by id) or of a legacy session file, in order."""
+    path = os.fspath(path)
     if is_database(path):  # raises FileNotFoundError, IsADirectoryError, PermissionError
         yield from _db_turns(path, stats, session_id)
-    elif path.stat().st_size:
+    elif os.stat(path).st_size:
         yield from _legacy_turns(path, stats, session_id)

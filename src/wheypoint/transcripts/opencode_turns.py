@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
 
+from wheypoint.model.records import Record
 from wheypoint.transcripts.model import (
     ASSISTANT,
     COMPACTION_SUMMARY,
@@ -37,6 +36,11 @@ from wheypoint.transcripts.model import (
     Turn,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
 # Part types that carry nothing a reader quotes: skipped, and counted by type in stats.skipped.
 SKIPPED_PARTS = frozenset(("file", "step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry"))
 # The text OpenCode stores as the user message of a `!` shell command; the command itself is the
@@ -44,7 +48,7 @@ SKIPPED_PARTS = frozenset(("file", "step-start", "step-finish", "snapshot", "pat
 SHELL_MARKER = "The following tool was executed by the user"
 
 
-class Message(NamedTuple):
+class Message(Record):
     """What a message record tells about its parts."""
 
     id: str

@@ -7,28 +7,123 @@ process killed at any instant leaves either the old head or the new one, complet
 sees a head without its record. Nothing is written outside the transaction: the Markdown note is a
 derived view written after COMMIT and can always be re-rendered from here.
 
+What each fsync of a checkpoint buys. COMMIT appends the transaction's pages to the `-wal` file and,
+under synchronous=FULL, fsyncs it before `commit` returns (the first sync of the WAL in a process also
+fsyncs its folder, so a new WAL's name is durable too). That fsync is the durability of an
+acknowledged checkpoint: once an agent is told a revision exists, neither a crash nor a power cut can
+take it back, and nothing after it is needed for that. By default SQLite does more when the last
+connection closes: it checkpoints, copying the WAL's pages into the database file, fsyncs the WAL and
+then the database file, and deletes the WAL: two more fsyncs and a second copy of every page on every
+command, which buy nothing a committed WAL does not already guarantee (the next opener reads the WAL).
+So where Python offers it (3.12+: `Connection.setconfig`), every connection sets
+SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE and leaves the WAL in place; on 3.10 and 3.11 the close-time
+checkpoint stays (correct, only slower).
+
+The WAL must not grow without bound, and SQLite's auto-checkpoint (it still runs inside any commit that
+takes the WAL past 1000 pages) does not bound it here: each command is a new process, the first to open
+the file, and it rebuilds the WAL's shared-memory index from the WAL itself, which forgets how much of
+the WAL was already copied back. So the WAL is never started over: it grew to 31 MB over 500 commits
+in a measurement, every commit past 1000 pages copied all of it again, and every reader re-read all of
+it at start. Hence a writer's close folds the WAL back (lets SQLite's close-time checkpoint run, which
+also deletes the WAL) once it is over WAL_FOLD_BYTES, a few checkpoints' worth: writers pay the fold
+once every few commits, and a reader re-reads at most that much WAL when it opens (~0.2 ms at most).
+The fold happens only if no other connection has the file open; else a later writer's close does it.
+
+Readers. A reader (`create=False`) opens the file read-only (`mode=ro`): whatever WAL it finds, it
+writes nothing to the database or the WAL and never checkpoints, on any Python (SQLite may create an
+empty `-wal` and the `-shm` index beside the file, which hold no data). The one exception is a store
+written by an older runtime, which the first reader brings up to date (see migrations.py) before
+reading it, through a read-write connection.
+
 Concurrency. BEGIN IMMEDIATE takes the write lock before the head is read, so the base check and
 the insert cannot interleave with another writer: of N writers racing from one base, exactly one
 commits and the others then see a new head and are refused `stale-parent`. Writers wait for the lock
 up to the busy timeout; the runtime never retries a refused write on the caller's behalf.
+
+Errors. No driver error leaves this module: a lock held past the busy timeout is refused `store-busy`,
+anything else the driver raises `storage-error`, naming the store's file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
-from pathlib import Path
-from typing import Any
 
-from wheypoint.model.derived import GATING_KINDS
 from wheypoint.model.errors import Refusal
-from wheypoint.store.base import Build, Committed, ListedWork, WorkQuery, WorkRef
-from wheypoint.store.sqlite.migrations import MIGRATIONS
-from wheypoint.store.sqlite.queries import WORK_COLUMNS, like_escaped, list_sql
+from wheypoint.store.rows import Committed, ListedWork, WorkRef
+from wheypoint.store.sqlite import WORK_COLUMNS, like_escaped, migrations
+from wheypoint.store.sqlite.migrations import MIGRATIONS, Features
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from wheypoint.store.rows import Build, WorkQuery
 
 BUSY_TIMEOUT_MS = 15000
+# Both exist from Python 3.12 on; without them the close-time checkpoint stays (see above).
+_SETCONFIG = getattr(sqlite3.Connection, "setconfig", None)
+_NO_CKPT_ON_CLOSE = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)
+# Past this size the WAL is folded into the database file when a writer closes (see above).
+WAL_FOLD_BYTES = 256 * 1024
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY and SQLITE_LOCKED: the low byte of an extended result code
+
+
+def _uri(path: str, mode: str) -> str:
+    """A `file:` URI for `path`, with the three characters SQLite's URIs give a meaning escaped."""
+    absolute = os.path.abspath(path).replace(os.sep, "/")
+    if not absolute.startswith("/"):
+        absolute = "/" + absolute  # a Windows drive: file:///C:/...
+    escaped = absolute.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file://{escaped}?mode={mode}"
+
+
+def _connect(path: str, *, read_only: bool, durable: bool = True) -> sqlite3.Connection:
+    if read_only:
+        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    else:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
+        _checkpoint_on_close(conn, False)  # a read-only connection never checkpoints
+    return conn
+
+
+def _checkpoint_on_close(conn: sqlite3.Connection, checkpoint: bool) -> None:
+    """Whether SQLite checkpoints when `conn`, the file's last connection, closes; settable on 3.12+ only."""
+    if _SETCONFIG is not None and _NO_CKPT_ON_CLOSE is not None:
+        _SETCONFIG(conn, _NO_CKPT_ON_CLOSE, not checkpoint)
+
+
+def _wal_bytes(path: str) -> int:
+    try:
+        return os.path.getsize(path + "-wal")
+    except OSError:
+        return 0
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if isinstance(code, int):
+        return code & 0xFF in _BUSY_CODES
+    return "locked" in str(exc)  # 3.10: "database is locked", "database table is locked"
+
+
+def _refusal(exc: sqlite3.Error, path: str, doing: str) -> Refusal:
+    """The refusal for a driver error met while `doing` something to the store at `path`."""
+    if _busy(exc):
+        return Refusal("store-busy", f"cannot {doing} the store at {path}: it stayed locked for {BUSY_TIMEOUT_MS} ms "
+                       f"({exc})")  # fmt: skip
+    return Refusal("storage-error", f"cannot {doing} the store at {path}: {exc}")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End the open transaction, if SQLite has not ended it already; the error being raised matters more."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass
 
 
 def _dumps(value: Any) -> str:
@@ -38,67 +133,85 @@ def _dumps(value: Any) -> str:
 class SqliteStore:
     """A wheypoint store in one SQLite file."""
 
-    def __init__(self, conn: sqlite3.Connection | None, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection | None, path: str, *, writer: bool = False) -> None:
         self._conn = conn
         self.path = path
+        self._features: Features | None = None  # probed on first need, then kept
+        self._writer = writer  # opened to write (`create=True`): its close may fold the WAL back in
 
     @classmethod
-    def open(cls, path: Path, *, create: bool, durable: bool = True) -> SqliteStore:
+    def open(cls, path: str | os.PathLike[str], *, create: bool, durable: bool = True) -> SqliteStore:
         """Open the store; a reader on a store that does not exist yet sees an empty one.
 
-        `durable=False` (synchronous=OFF) is for bulk loads into a scratch store, such as building the
-        benchmarks' stores: a power cut may then lose recent commits, though a crash of the process
-        still cannot tear one. Nothing that acknowledges a checkpoint to an agent uses it.
+        A reader (`create=False`) connects read-only. `durable=False` (synchronous=OFF) is for bulk
+        loads into a scratch store, such as building the benchmarks' stores: a power cut may then lose
+        recent commits, though a crash of the process still cannot tear one. Nothing that acknowledges
+        a checkpoint to an agent uses it.
         """
-        if not path.exists() and not create:
+        path = os.fspath(path)
+        if not create and not os.path.exists(path):
             return cls(None, path)
+        store = cls(None, path, writer=create)
         try:
-            if create:
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
-            store = cls(conn, path)
-            store._migrate(create)
+            if create and os.path.dirname(path):
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            store._conn = _connect(path, read_only=not create, durable=durable)
+            version = migrations.version(store._conn)
+            if version != len(MIGRATIONS):
+                store._migrate(version, create, durable)
             return store
         except sqlite3.DatabaseError as exc:
-            raise Refusal("storage-error", f"cannot open the store at {path}: {exc}") from None
+            store._discard()
+            raise _refusal(exc, path, "open") from None
         except OSError as exc:
+            store._discard()
             raise Refusal("storage-error", f"cannot create the store at {path}: {exc.strerror}") from None
+        except BaseException:
+            store._discard()
+            raise
 
-    def _migrate(self, create: bool) -> None:
-        conn = self._require()
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    def _discard(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.DatabaseError:
+                pass
+
+    def _migrate(self, version: int, create: bool, durable: bool) -> None:
         if version > len(MIGRATIONS):
             raise Refusal(
                 "runtime-behind",
                 f"the store at {self.path} has schema {version}; this runtime knows "
                 f"{len(MIGRATIONS)}: upgrade wheypoint",
             )
-        if version == len(MIGRATIONS):
-            return
-        if not create:
+        conn = self._require()
+        if create:
+            if os.name == "posix":  # before the WAL and its index exist: SQLite creates them with the file's mode
+                os.chmod(self.path, 0o600)
+            self._enable_wal(conn)
+            self._apply_migrations(conn)
+        else:
             # A store written by an older runtime: bring it up to date (migrations are transactional and
             # only add), so the reads below can rely on every index. A read-only file is read as it is.
-            with contextlib.suppress(sqlite3.OperationalError):
+            conn.close()
+            self._conn = conn = _connect(self.path, read_only=False, durable=durable)
+            try:
                 self._apply_migrations(conn)
-            return
-        self._enable_wal(conn)
-        self._apply_migrations(conn)
-        if os.name == "posix":
-            os.chmod(self.path, 0o600)
+            except sqlite3.OperationalError:
+                pass
 
     def _apply_migrations(self, conn: sqlite3.Connection) -> None:
         """Run the migrations the store has not had, in one transaction, re-reading its version under the lock."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, (_, apply) in enumerate(MIGRATIONS[version:], start=version + 1):
+            done = migrations.version(conn)
+            for number, (_, apply) in enumerate(MIGRATIONS[done:], start=done + 1):
                 apply(conn)
                 conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     def _enable_wal(self, conn: sqlite3.Connection) -> None:
@@ -119,9 +232,33 @@ class SqliteStore:
                     raise
                 time.sleep(0.005)
 
+    @property
+    def features(self) -> Features:
+        """What this store's schema offers the queries: probed once per open store, when a query first needs it.
+
+        Not at open: `show` and most lookups never need it, and the probe would cost each of them a query.
+        """
+        if self._features is None:
+            if self._conn is None:
+                return Features()
+            try:
+                self._features = migrations.features(self._conn)
+            except sqlite3.DatabaseError as exc:
+                raise _refusal(exc, self.path, "read") from None
+        return self._features
+
     def _require(self) -> sqlite3.Connection:
         assert self._conn is not None
         return self._conn
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        if self._conn is None:
+            return []
+        try:
+            rows: list[tuple[Any, ...]] = self._conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _refusal(exc, self.path, "read") from None
+        return rows
 
     def _one(self, sql: str, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         if self._conn is None:
@@ -129,7 +266,7 @@ class SqliteStore:
         try:
             row: tuple[Any, ...] | None = self._conn.execute(sql, args).fetchone()
         except sqlite3.DatabaseError as exc:
-            raise Refusal("storage-error", f"the store at {self.path} cannot be read: {exc}") from None
+            raise _refusal(exc, self.path, "read") from None
         return row
 
     def _work(self, where: str, args: tuple[Any, ...]) -> WorkRef | None:
@@ -145,18 +282,8 @@ class SqliteStore:
     def work_of_revision(self, revision_id: str) -> WorkRef | None:
         return self._work("work_id = (SELECT work_id FROM revisions WHERE revision_id = ?)", (revision_id,))
 
-    def _virtual(self, table: str) -> bool:
-        """Whether a table is an FTS5 index here (it is a plain table where FTS5 or trigram was missing)."""
-        row = self._one("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
-        return bool(row and "fts5" in str(row[0]).lower())
-
     def _works(self, sql: str, args: tuple[Any, ...]) -> list[WorkRef]:
-        if self._conn is None:
-            return []
-        try:
-            return [WorkRef(*row) for row in self._conn.execute(sql, args).fetchall()]
-        except sqlite3.DatabaseError as exc:
-            raise Refusal("storage-error", f"the store at {self.path} cannot be read: {exc}") from None
+        return [WorkRef(*row) for row in self._rows(sql, args)]
 
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
         if project_key is not None:
@@ -174,7 +301,7 @@ class SqliteStore:
 
     def works_with_slug_part(self, part: str, project_key: str | None, limit: int) -> list[WorkRef]:
         scope, args = (" AND w.project_key = ?", (project_key,)) if project_key is not None else ("", ())
-        if len(part) >= 3 and self._virtual("slug_index"):
+        if len(part) >= 3 and self.features.trigram_slugs:
             phrase = '"' + part.replace('"', '""') + '"'
             return self._works(
                 # CROSS JOIN fixes the loop order: start from the index's matches. Left to itself, SQLite walks
@@ -192,11 +319,10 @@ class SqliteStore:
     def list_works(self, query: WorkQuery) -> list[ListedWork]:
         if self._conn is None:
             return []
-        sql, args = list_sql(query, fts=self._virtual("search"))
-        try:
-            return [ListedWork(*row) for row in self._conn.execute(sql, args).fetchall()]
-        except sqlite3.DatabaseError as exc:
-            raise Refusal("storage-error", f"the store at {self.path} cannot be read: {exc}") from None
+        from wheypoint.store.sqlite.queries import list_sql
+
+        sql, args = list_sql(query, fts=self.features.fts5_search)
+        return [ListedWork(*row) for row in self._rows(sql, tuple(args))]
 
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         if revision_id is None:
@@ -212,26 +338,25 @@ class SqliteStore:
         return json.loads(row[0]) if row else None
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
-        if self._conn is None:
-            return []
-        rows = self._conn.execute(
-            "SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,)
-        ).fetchall()
+        rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
         return [json.loads(row[0]) for row in rows]
 
     def commit(self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build) -> Committed:
         conn = self._require()
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise Refusal("store-busy", f"the store stayed locked for {BUSY_TIMEOUT_MS} ms: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise _refusal(exc, self.path, "write to") from None
         try:
             result = self._commit_locked(conn, work_id, base_revision_id, candidate_revision_id, build)
             conn.execute("COMMIT")
-            return result
+        except sqlite3.DatabaseError as exc:
+            _rollback(conn)
+            raise _refusal(exc, self.path, "write to") from None
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
+        return result
 
     def _commit_locked(
         self, conn: sqlite3.Connection, work_id: str, base: str | None, candidate: str, build: Build
@@ -280,6 +405,8 @@ class SqliteStore:
         return Committed(record, revision, replayed=False, warnings=outcome.warnings)
 
     def _write_head(self, conn: sqlite3.Connection, record: dict[str, Any]) -> None:
+        from wheypoint.model.derived import GATING_KINDS  # here: only writes need the model's derivations
+
         work_id = record["work_id"]
         gated = int(record["status"] != "ok")
         move = record["next"].get("move") or "list"
@@ -335,6 +462,13 @@ class SqliteStore:
         )
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Close the connection (on Python 3.12+ without checkpointing the WAL: see the top of this module)."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            if self._writer and _wal_bytes(self.path) > WAL_FOLD_BYTES:
+                _checkpoint_on_close(conn, True)  # SQLite's close folds the WAL into the file and removes it
+            conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise _refusal(exc, self.path, "close") from None

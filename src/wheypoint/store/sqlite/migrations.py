@@ -1,22 +1,68 @@
 """The SQLite store's schema history: an ordered list of migrations, each applied exactly once.
 
-A migration is a function decorated with `@migration`; its position in this file is its version.
-Never edit or reorder a released migration: add a new one at the end. Each runs inside the same
-transaction as the update of `schema_migrations`, so a crash leaves the schema at one version.
+A migration is a function decorated with `@migration`; its position in this file is its version
+(the first is version 1), and its name must be unique. The store's version is SQLite's own
+`PRAGMA user_version` in the database header: there is no bookkeeping table. Never edit, rename or
+reorder a released migration: add a new one at the end. The backend runs the missing ones, and sets
+`user_version` after each, inside one write transaction, so a crash leaves the schema at one version.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
-Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: list[tuple[str, Migration]] = []
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[tuple[str, Migration]] = []  # (name, function); position + 1 is the version it brings
 
 
 def migration(fn: Migration) -> Migration:
-    MIGRATIONS.append((fn.__name__, fn))
+    """Register `fn` as the next migration; a name registered twice is a mistake, refused at import."""
+    name = fn.__name__
+    if any(known == name for known, _ in MIGRATIONS):
+        raise ValueError(f"a migration named {name!r} is already registered")
+    MIGRATIONS.append((name, fn))
     return fn
+
+
+def version(conn: sqlite3.Connection) -> int:
+    """The schema version of the store open on `conn`: how many migrations it has had."""
+    value: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    return value
+
+
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """The names of the migrations the store on `conn` has not had yet, in the order they would run; reads only.
+
+    Empty when the store is up to date, and also when it is newer than this runtime (the backend refuses
+    that store: `runtime-behind`).
+    """
+    return [name for name, _ in MIGRATIONS[version(conn) :]]
+
+
+class Features(Record):
+    """What a store's schema offers the queries: the form migrations 3 and 4 gave its optional tables.
+
+    `search` and `slug_index` are FTS5 tables where the SQLite that ran those migrations had FTS5 (and its
+    trigram tokenizer), and plain tables otherwise: the file decides, not the SQLite reading it.
+    """
+
+    fts5_search: bool = False  # --grep matches through the FTS5 index and ranks by bm25, else LIKE over a scan
+    trigram_slugs: bool = False  # a slug part of 3+ characters is found through the trigram index, else a scan
+
+
+def features(conn: sqlite3.Connection) -> Features:
+    """The Features of the store open on `conn`, from the SQL its optional tables were created with; reads only."""
+    rows = conn.execute("SELECT name, lower(sql) FROM sqlite_master WHERE name IN ('search', 'slug_index')")
+    sql = {name: text or "" for name, text in rows}
+    slugs = sql.get("slug_index", "")
+    return Features(fts5_search="fts5" in sql.get("search", ""), trigram_slugs="fts5" in slugs and "trigram" in slugs)
 
 
 def run_script(conn: sqlite3.Connection, script: str) -> None:

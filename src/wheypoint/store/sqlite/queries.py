@@ -1,23 +1,22 @@
-"""The SQL behind `list` and resolve's lookups, built from a WorkQuery; part of the SQLite store.
+"""The SQL behind `list`, built from a WorkQuery; part of the SQLite store, loaded by `list` only.
 
 Every filter becomes an indexed condition: values of one filter are ORed, different filters ANDed,
 and filters on entries are one EXISTS so that `--entry-kind question --entry-state active --owner
-ann` means one entry that is all three. `--grep` runs through the FTS5 index and ranks by bm25.
+ann` means one entry that is all three. `--grep` runs through the FTS5 index and ranks by bm25 (a
+LIKE scan of the search table where this SQLite had no FTS5 when the store was made).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from wheypoint.store.sqlite import WORK_COLUMNS, like_escaped
 
-from wheypoint.store.base import WorkQuery
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-WORK_COLUMNS = "w.work_id, w.project_key, w.slug, w.head_revision_id, w.head_number, w.status, w.updated_at"
+    from wheypoint.store.rows import WorkQuery
+
 LISTED_COLUMNS = WORK_COLUMNS + ", w.next_move, w.orientation, w.created_at"
-
-
-def like_escaped(text: str) -> str:
-    """Text for a LIKE pattern with `ESCAPE '\\'`: its own %, _ and backslashes match literally."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _in(column: str, values: tuple[str, ...], args: list[Any]) -> str:
@@ -31,7 +30,7 @@ def fts_phrase_query(texts: tuple[str, ...]) -> str:
 
 
 def list_sql(query: WorkQuery, fts: bool) -> tuple[str, list[Any]]:
-    """The SELECT for a list query, and its parameters."""
+    """The SELECT for a list query, and its parameters; `fts` when `search` is an FTS5 table here."""
     where: list[str] = []
     args: list[Any] = []
     joins = ""

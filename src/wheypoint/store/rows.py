@@ -1,0 +1,73 @@
+"""The rows the store hands back and takes: plain records, cheap to import on every command's path.
+
+They are `wheypoint.model.records.Record`s, declared exactly as `typing.NamedTuple`s (the type checker
+reads them as such) but built at run time without importing `typing`. `Build`, the shape of the function
+a write runs on the head, exists for the type checker only: import it under `TYPE_CHECKING`.
+"""
+
+from __future__ import annotations
+
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
+
+    from wheypoint.model.kernel import Outcome
+
+    Build: TypeAlias = Callable[[dict[str, Any] | None], Outcome]
+
+
+class WorkRef(Record):
+    """The small facts about a work that lookups return, without its record."""
+
+    work_id: str
+    project_key: str
+    slug: str
+    head_revision_id: str
+    head_number: int
+    status: str
+    updated_at: str
+
+
+class Committed(Record):
+    """The answer to a write: the stored record and receipt, and whether it was a replay."""
+
+    record: dict[str, Any]
+    revision: dict[str, Any]
+    replayed: bool
+    warnings: list[Any]
+
+
+class WorkQuery(Record):
+    """What `list` filters on. Values of one field are ORed; different fields are ANDed."""
+
+    projects: tuple[str, ...] = ()
+    grep: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()  # "ok", "gated", or an exact status line
+    nexts: tuple[str, ...] = ()
+    entry_kinds: tuple[str, ...] = ()
+    entry_states: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    gated: bool | None = None
+    edge_kinds: tuple[str, ...] = ()
+    linked_to: tuple[str, ...] = ()
+    forked_from: tuple[str, ...] = ()
+    since: str | None = None
+    limit: int = 50
+
+
+class ListedWork(Record):
+    """A row of `list`: the work's facts and its head's one-line summary."""
+
+    work_id: str
+    project_key: str
+    slug: str
+    head_revision_id: str
+    head_number: int
+    status: str
+    updated_at: str
+    next_move: str | None
+    orientation: str
+    created_at: str

@@ -1,0 +1,139 @@
+"""Start-up cannot creep back: each command loads only the wheypoint modules it needs, and no heavy standard ones.
+
+Every command runs in a fresh interpreter started with `-S` (no site-packages start-up, so nothing an
+installation's `.pth` files import is mistaken for ours) with `src` on the path, exactly as a user's
+`wheypoint` runs it, in a real git checkout with a real store. The modules left in `sys.modules` are
+then compared with the command's pin below. Adding a module to a pin is a decision: measure it first
+(`python3 bench/startup_bench.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, make_repo
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+# Standard modules no benchmarked command may load: each costs milliseconds on every start.
+HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib", "difflib", "tempfile", "shutil",
+         "urllib", "ipaddress", "importlib.util", "asyncio", "email", "random", "hashlib"}  # fmt: skip
+
+_CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands", "wheypoint.model",
+        "wheypoint.model.errors", "wheypoint.model.records"}  # fmt: skip
+_CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
+            "wheypoint.notes", "wheypoint.notes.files"}  # fmt: skip
+_STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
+          "wheypoint.store.sqlite.migrations"}  # fmt: skip
+_RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived"}
+_WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
+          "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
+          "wheypoint.model.canonical", "wheypoint.model.derived",
+          "wheypoint.app.checkpoint"}  # fmt: skip
+_TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "wheypoint.transcripts.model",
+               "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
+               "wheypoint.app.transcript", "wheypoint.transcripts.harvest"}  # fmt: skip
+
+# command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)
+PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
+    "show": (["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show"}, set()),
+    "log": (["log", "retry-backoff"], _CLI | _CONTEXT | _STORE | {"wheypoint.app.show", *_RENDER}, set()),
+    # list reads the notes in the checkout's notes folder to find hand-written ones: it needs the parser.
+    "list": (
+        ["list", "--grep", "backoff"],
+        _CLI
+        | _CONTEXT
+        | _STORE
+        | {
+            "wheypoint.app.listing",
+            "wheypoint.store.sqlite.queries",
+            "wheypoint.notes.legacy",
+            "wheypoint.notes.parse",
+        },
+        set(),
+    ),
+    "resolve": (
+        ["resolve", "retry-backoff"],
+        _CLI
+        | _CONTEXT
+        | _STORE
+        | _RENDER
+        | {"wheypoint.app.resolve", "wheypoint.app.trust", "wheypoint.model.refs", "wheypoint.notes.legacy"},
+        {"subprocess", "contextlib"},
+    ),
+    "validate": (
+        ["validate", "new-work", "--orientation", "A new work.", "--next", "hold", "--notes", "Started."],
+        _CLI | _CONTEXT | _STORE | _WRITE,
+        set(),
+    ),
+    "checkpoint": (
+        ["checkpoint", "retry-backoff", "--base", "{base}", "--decision", "Keep it.", "--rationale", "Ok."],
+        _CLI | _CONTEXT | _STORE | _WRITE | _RENDER,
+        set(),
+    ),
+    "turns": (["turns", "--transcript", "{transcript}"], _CLI | _CONTEXT | _TRANSCRIPT, set()),
+}
+
+_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from wheypoint.cli.main import main
+code = main(sys.argv[2:])
+sys.stdout.flush()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules(args: list[str], cwd: Path, home: Path) -> tuple[int, set[str], str]:
+    env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(home), "HOME": str(home)}
+    done = subprocess.run([sys.executable, "-S", "-c", _PROBE, str(SRC), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return report["code"], set(report["modules"]), done.stdout
+
+
+def _baseline(cwd: Path) -> set[str]:
+    code = "import json, sqlite3, sys; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=cwd, capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("startup")
+    repo = make_repo(root / "shop", {"retry.py": "a\nb\nc\n"})
+    home = root / "home"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}, "WHEYPOINT_HOME": str(home)}
+    first = subprocess.run(
+        [sys.executable, "-m", "wheypoint", "checkpoint", "retry-backoff", "--orientation", "Backoff, designed.",
+         "--next", "hold", "--decision", "Cap at 30 s.", "--rationale", "The gateway gives up at 45 s.",
+         "--context", "retry.py:2"],
+        cwd=repo, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    git(repo, "status")
+    transcript = root / "session.jsonl"
+    lines = [{"type": "user", "uuid": f"u{n}", "sessionId": "s1", "cwd": str(repo),
+              "timestamp": f"2026-11-30T10:0{n}:00Z", "message": {"role": "user", "content": f"prompt {n}"}}
+             for n in range(5)]  # fmt: skip
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return {"repo": str(repo), "home": str(home), "base": json.loads(first.stdout)["revision_id"],
+            "transcript": str(transcript)}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(PINS))
+def test_a_command_loads_only_what_it_needs(world: dict[str, str], name: str) -> None:
+    args, allowed, extra_std = PINS[name]
+    args = [arg.format(**world) for arg in args]
+    code, modules, stdout = _modules(args, Path(world["repo"]), Path(world["home"]))
+    assert code == 0, stdout
+    ours = {m for m in modules if m == "wheypoint" or m.startswith("wheypoint.")}
+    assert not ours - allowed, f"{name} loads wheypoint modules outside its pin: {sorted(ours - allowed)}"
+    baseline = _baseline(Path(world["repo"]))
+    heavy = {m for m in modules - baseline if m.split(".")[0] in HEAVY or m in HEAVY} - extra_std
+    assert not heavy, f"{name} loads heavy standard modules: {sorted(heavy)}"

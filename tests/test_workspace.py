@@ -1,0 +1,83 @@
+"""Reading git from its files: project keys from remotes, HEAD through loose and packed refs, worktrees."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import git, make_repo
+from wheypoint.app.workspace import find_checkout, key_from_remote, normalise_key
+
+
+def _regex_normalise(text: str) -> str:
+    key = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
+    return key[:96] or "default"
+
+
+def _regex_key(url: str) -> str | None:
+    """The regular-expression reading the string version replaced, kept here as its specification."""
+    path = re.sub(r"^[a-z+]+://[^/]*/", "", url.strip())
+    path = re.sub(r"^[^/@:]+@[^:/]+:", "", path)
+    parts = [p for p in re.split(r"[/:\\]+", path) if p]
+    if not parts:
+        return None
+    parts[-1] = re.sub(r"\.git$", "", parts[-1])
+    return _regex_normalise("-".join(parts[-2:]))
+
+
+PIECES = st.sampled_from(["a", "b", "Z", "9", "/", ":", "@", "\\", ".", ".git", "+", "-", "_", " ", "://", "git@",
+                          "https://", "ssh://", "é", "\u00a0"])  # fmt: skip
+
+
+@given(st.lists(PIECES, max_size=14).map("".join))
+def test_keys_from_remotes_read_as_the_regular_expressions_specify(url: str) -> None:
+    assert key_from_remote(url) == _regex_key(url)
+    assert normalise_key(url) == _regex_normalise(url)
+
+
+def test_the_usual_remote_forms_give_owner_repo() -> None:
+    for url in ("git@github.com:acme/shop.git", "https://github.com/acme/shop", "ssh://git@host:22/acme/shop.git",
+                "/srv/git/acme/shop.git"):  # fmt: skip
+        assert key_from_remote(url) == "acme-shop", url
+
+
+def test_the_origin_url_is_read_from_its_own_section_only(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "shop")
+    git(repo, "remote", "add", "upstream", "git@example.com:other/thing.git")
+    git(repo, "remote", "add", "origin", "https://example.com/acme/shop.git")
+    checkout = find_checkout(str(repo))
+    assert checkout is not None
+    assert checkout.remote_url() == "https://example.com/acme/shop.git"
+    assert checkout.remote_url("upstream") == "git@example.com:other/thing.git"
+    assert checkout.remote_url("nosuch") is None and checkout.project_key() == "acme-shop"
+
+
+def test_head_is_found_through_loose_and_packed_refs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "shop")
+    head = git(repo, "rev-parse", "HEAD")
+    checkout = find_checkout(str(repo / "sub" / "folder"))  # a folder below the top, not even existing
+    assert checkout is not None and checkout.commit == head and checkout.branch == "main"
+    git(repo, "pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    packed = find_checkout(str(repo))
+    assert packed is not None and packed.commit == head
+    git(repo, "checkout", "-q", "--detach")
+    detached = find_checkout(str(repo))
+    assert detached is not None and detached.branch is None and detached.commit == head
+
+
+def test_every_worktree_is_found_from_any_of_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "shop")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt-a"), "-b", "a")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt-b"), "-b", "b")
+    expected = {str(repo), str(tmp_path / "wt-a"), str(tmp_path / "wt-b")}
+    for start in (repo, tmp_path / "wt-a"):
+        checkout = find_checkout(str(start))
+        assert checkout is not None
+        roots = checkout.worktree_roots()
+        assert roots[0] == str(start) and {str(Path(r).resolve()) for r in roots} == {str(Path(e).resolve())
+                                                                                      for e in expected}  # fmt: skip
+        assert checkout.project_key() == "shop"  # every worktree shares the main checkout's key
