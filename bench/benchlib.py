@@ -1,4 +1,4 @@
-"""Helpers the wheypoint benchmarks share: the interpreter, timed processes, cached stores, machine facts."""
+"""Helpers the wheypoint benchmarks share: a clean venv, timed processes, cached stores, the scratch world."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -15,18 +16,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+SRC = ROOT / "src"
+CORPUS = ROOT.parent / "shared" / "corpus"
 RESULTS_DIR = BENCH_DIR / "results"
 STORES_DIR = RESULTS_DIR / "stores"
-PROJECT = "bench"
+PROJECT = "bench"  # the scratch repository's folder is named so, which makes it the default project key
 WARMUP_ROUNDS = 3
 BASELINE_CODE = "import json, sqlite3"
-R = TypeVar("R")
+KEEP_VENVS = 3  # clean venvs kept under bench/results (one per source fingerprint), most recently used first
 
 # Executable magic numbers: ELF, Mach-O (32/64, both byte orders, universal). A shim starts with "#!".
 _BINARY_MAGIC = (b"\x7fELF", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe",
@@ -51,14 +56,9 @@ FILES = ("src/wheypoint/sqlite_store.py", "src/wheypoint/kernel.py", "src/wheypo
 QUESTIONS = ("Should {s} keep {o} after compaction?", "Does {s} need to lock before reading {o}?",
              "Is it worth moving {o} out of {s}?", "Who owns {o} once {s} is split?")  # fmt: skip
 
-
-@dataclass
-class Interpreter:
-    """The real interpreter binary that runs both wheypoint and the baseline."""
-
-    path: str
-    resolved: str
-    note: str
+# Start-up targets: each command's wall time over the baseline's, per round (median of paired ratios).
+TARGETS = {"show": 1.3, "list --grep": 1.4, "resolve": 1.6, "validate": 1.5, "checkpoint new": 2.0,
+           "checkpoint update": 2.0, "turns": 1.5}  # fmt: skip
 
 
 @dataclass
@@ -71,16 +71,41 @@ class Series:
     def median(self) -> float:
         return statistics.median(self.times)
 
-    def ratio(self, baseline: Series) -> float:
-        """Ratio of medians: this command's median over the baseline's median."""
-        return self.median() / baseline.median()
-
-    def pair_ratio(self, baseline: Series) -> float:
-        """Median of per-round ratios: each run over the baseline run of the same round."""
+    def paired(self, baseline: Series) -> float:
+        """Median of per-round ratios: each run over the baseline run of the same round (the headline figure)."""
         return statistics.median(t / b for t, b in zip(self.times, baseline.times, strict=True))
 
+    def of_medians(self, baseline: Series) -> float:
+        """Ratio of medians: this command's median over the baseline's median (shown beside, in brackets)."""
+        return self.median() / baseline.median()
 
-# --------------------------------------------------------------------------------------------- interpreter
+    def cell(self, baseline: Series) -> str:
+        return f"{self.paired(baseline):.2f}x [{self.of_medians(baseline):.2f}x]"
+
+
+# --------------------------------------------------------------------------------------------- clean venv
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A fresh virtual environment holding a real (non-editable) install of the project, as a user's would."""
+
+    path: Path
+    base: str  # the interpreter binary it was made from
+    fingerprint: str
+    facts: dict[str, Any]
+
+    @property
+    def python(self) -> str:
+        return str(self.path / "bin" / "python")
+
+    @property
+    def wheypoint(self) -> str:
+        """The console script pip wrote: what a user types."""
+        return str(self.path / "bin" / "wheypoint")
+
+    def baseline(self) -> list[str]:
+        return [self.python, "-c", BASELINE_CODE]
 
 
 def _is_binary(path: str) -> bool:
@@ -92,38 +117,141 @@ def _is_binary(path: str) -> bool:
     return any(head.startswith(magic) for magic in _BINARY_MAGIC)
 
 
-def resolve_interpreter() -> Interpreter:
-    """The interpreter running this script, as a path the kernel execs directly (never a shim script).
-
-    In a virtual environment `sys.executable` is a symlink whose own location tells Python which
-    environment to load, so the symlink is kept (it still execs the same binary, with no shell in
-    between); elsewhere the fully resolved binary is used.
-    """
-    exe = sys.executable
-    resolved = os.path.realpath(exe)
+def base_interpreter() -> str:
+    """The interpreter binary running this script (never a pyenv shim script), which the venv is made from."""
+    resolved = os.path.realpath(sys.executable)
     if not _is_binary(resolved):
-        raise SystemExit(f"{exe} resolves to {resolved}, which is not an executable binary (a shim?); "
+        raise SystemExit(f"{sys.executable} resolves to {resolved}, which is not an executable binary (a shim?); "
                          "run this script with the interpreter binary itself")  # fmt: skip
-    in_venv = sys.prefix != sys.base_prefix
-    if in_venv:
-        return Interpreter(exe, resolved, "virtual environment: kept the venv link, which execs the binary directly")
-    return Interpreter(resolved, resolved, "resolved with realpath")
+    return resolved
 
 
-def commands(python: str, no_site: bool) -> tuple[list[str], list[str]]:
-    """(baseline argv, wheypoint argv prefix); with `no_site`, both skip site-packages start-up (`-S`).
+def _snapshot(dest: Path) -> None:
+    """Copy what a build needs (src/, pyproject.toml, README.md, licence) so pip never writes into the checkout.
 
-    Without `site` the editable install's .pth is not read, so wheypoint is run through runpy (what
-    `-m` does) after putting its import root on sys.path.
+    A build from the checkout itself would leave build/ and *.egg-info there, and the tree is edited
+    while benchmarks run: the snapshot is what gets fingerprinted and installed, so the two agree.
     """
-    if not no_site:
-        return [python, "-c", BASELINE_CODE], [python, "-m", "wheypoint"]
-    import wheypoint
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
+    shutil.copytree(SRC, dest / "src", ignore=junk)
+    for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSE.txt", "LICENSE.md"):
+        if (ROOT / name).exists():
+            shutil.copyfile(ROOT / name, dest / name)
 
-    root = str(Path(wheypoint.__file__).resolve().parent.parent)
-    boot = (f"import sys; sys.path.insert(0, {root!r}); sys.argv[0] = 'wheypoint'; "
-            "import runpy; runpy.run_module('wheypoint', run_name='__main__', alter_sys=True)")  # fmt: skip
-    return [python, "-S", "-c", BASELINE_CODE], [python, "-S", "-c", boot]
+
+def _fingerprint(snapshot: Path, base: str) -> str:
+    """Hash of the src tree's files (paths and bytes), pyproject.toml and the interpreter's version and path."""
+    digest = hashlib.sha256(f"{base}\n{sys.version}\n{platform.python_implementation()}\n".encode())
+    files = sorted(p for p in (snapshot / "src").rglob("*") if p.is_file())
+    for path in [*files, snapshot / "pyproject.toml"]:
+        relative = path.relative_to(snapshot).as_posix()
+        data = path.read_bytes()
+        digest.update(f"{relative}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()[:12]
+
+
+@contextmanager
+def _locked(lock_file: Path) -> Iterator[None]:
+    """An exclusive lock, so two benchmarks started together do not build the same venv twice."""
+    import fcntl
+
+    with lock_file.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def _setuptools_floor(pyproject: Path) -> tuple[int, ...] | None:
+    """The minimum setuptools version [build-system] requires, or None if it requires anything else as well."""
+    text = pyproject.read_text(encoding="utf-8")
+    found = re.search(r"^\[build-system\][^\[]*?^requires\s*=\s*\[([^\]]*)\]", text, re.M | re.S)
+    requirements = re.findall(r"[\"']([^\"']+)[\"']", found.group(1)) if found else []
+    floors = [re.fullmatch(r"setuptools\s*(?:>=\s*([\d.]+))?", r.strip()) for r in requirements]
+    if not floors or not all(floors):
+        return None
+    return max((_version(m.group(1) or "0") for m in floors if m), default=(0,))
+
+
+def _run(argv: Sequence[str], what: str, **kwargs: Any) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed ({done.returncode}): {' '.join(argv)}\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def _build_venv(base: str, snapshot: Path, path: Path, marker: Path) -> None:
+    """`python -m venv`, then `pip install` of the snapshot, non-editable, exactly as a user installs it."""
+    if path.exists():
+        shutil.rmtree(path)  # a venv whose build was interrupted (no marker)
+    print(f"creating a clean venv {path} ...", file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    _run([base, "-m", "venv", str(path)], "python -m venv", env=env)
+    python = str(path / "bin" / "python")
+    probe = subprocess.run([python, "-c", "import setuptools; print(setuptools.__version__)"], capture_output=True,
+                           text=True, env=env, check=False)  # fmt: skip
+    have = probe.stdout.strip() if probe.returncode == 0 else None
+    need = _setuptools_floor(snapshot / "pyproject.toml")
+    pip = [python, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check"]
+    if have is not None and need is not None and _version(have) >= need:
+        install = f"pip install --no-deps --no-build-isolation (the venv's setuptools {have})"
+        pip.append("--no-build-isolation")
+    else:
+        needed = "setuptools>=" + ".".join(map(str, need)) if need else "the build requirements"
+        install = f"pip install --no-deps, isolated build (the venv's setuptools {have or 'absent'} < {needed})"
+    _run([*pip, str(snapshot)], "pip install", env=env)
+    if have is not None:
+        # Python 3.11's venv seeds setuptools, whose distutils-precedence.pth runs at every start; a venv on
+        # Python 3.12+ and pipx's do not have it, so it goes once the build no longer needs it.
+        _run([python, "-m", "pip", "uninstall", "-y", "-q", "setuptools"], "pip uninstall setuptools", env=env)
+    code = "import sysconfig, wheypoint; print(wheypoint.__file__); print(sysconfig.get_paths()['purelib'])"
+    where = _run([python, "-c", code], "import wheypoint", env=env, cwd=tempfile.gettempdir())
+    package_file, purelib = where.strip().splitlines()
+    if not Path(package_file).resolve().is_relative_to(path.resolve()):
+        raise SystemExit(f"the venv imports wheypoint from {package_file}, not from its own install")
+    version = json.loads(_run([str(path / "bin" / "wheypoint"), "--version"], "wheypoint --version", env=env))
+    facts = {"package": str(Path(package_file).parent), "install": install, "version": version.get("version", "?"),
+             "pth": sorted(p.name for p in Path(purelib).glob("*.pth")), "python": platform.python_version(),
+             "base": base, "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+             "build_seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+    marker.write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
+    print(f"  venv ready in {facts['build_seconds']} s ({install})", file=sys.stderr, flush=True)
+
+
+def _prune_venvs(current: Path) -> None:
+    """Remove all but the KEEP_VENVS most recently used clean venvs (each src edit makes a new one)."""
+    venvs = [p for p in RESULTS_DIR.glob("venv-*") if p.is_dir()]
+    used = sorted(venvs, key=lambda p: (p / "bench-venv.json").stat().st_mtime if (p / "bench-venv.json").exists()
+                  else 0.0, reverse=True)  # fmt: skip
+    for old in used[KEEP_VENVS:]:
+        if old != current:
+            shutil.rmtree(old, ignore_errors=True)
+            old.with_name(old.name + ".lock").unlink(missing_ok=True)
+
+
+def ensure_venv() -> Venv:
+    """The clean venv for the project's current sources: bench/results/venv-<fingerprint>, built on first use."""
+    base = base_interpreter()
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="wheypoint-snapshot-") as tmp:
+        snapshot = Path(tmp) / "wheypoint"
+        _snapshot(snapshot)
+        fingerprint = _fingerprint(snapshot, base)
+        path = RESULTS_DIR / f"venv-{fingerprint}"
+        marker = path / "bench-venv.json"
+        with _locked(RESULTS_DIR / f"venv-{fingerprint}.lock"):
+            if not marker.exists():
+                _build_venv(base, snapshot, path, marker)
+    os.utime(marker)  # most recently used
+    _prune_venvs(path)
+    return Venv(path, base, fingerprint, json.loads(marker.read_text(encoding="utf-8")))
 
 
 # --------------------------------------------------------------------------------------------- text
@@ -145,20 +273,134 @@ def question_text(rng: random.Random) -> str:
     return rng.choice(QUESTIONS).format(s=rng.choice(SUBJECTS), o=rng.choice(OBJECTS))
 
 
-# --------------------------------------------------------------------------------------------- stores
+# --------------------------------------------------------------------------------------------- generated stores
+
+STORE_BUILDER = "find-1"  # bump when the generated records change shape
+CAPTURED_AT = "2026-11-30T00:00:00Z"
+CHUNK = 500  # records a build worker prepares per task
+
+# Slug words. None starts with "zephyr" or contains "quokka", so the targets below are the only matches.
+_WORDS = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp",
+          "lantern", "meadow", "nickel", "onyx", "pepper", "quartz", "raven", "saffron", "tundra", "umber",
+          "velvet", "willow", "xenon", "yarrow", "zinc", "atlas", "beacon", "comet", "drift", "falcon", "glacier",
+          "hollow", "iris", "jasper", "kestrel", "lumen", "marble", "nova", "orbit", "prism", "quill", "ripple",
+          "summit", "timber", "vortex", "wren", "aspen", "bramble", "cinder")  # fmt: skip
+
+# The grep word: planted in the notes of exactly GREP_HITS generated records at every size (and of the
+# `show` target), found nowhere else.
+GREP_WORD = "tombstone"
+GREP_HITS = 36
+_GREP_SENTENCES = ("The tombstone sweep keeps deleted works out of list results",
+                   "Each tombstone row outlives compaction so a resolve can say why a slug is gone",
+                   "A tombstone is written before the head index drops the work")  # fmt: skip
 
 
-def store_fingerprint(builder_version: str) -> str:
-    """Fingerprint of the store's schema (its migrations) and of a builder, naming cached stores.
+def grep_indices(size: int) -> frozenset[int]:
+    """The generated records that mention GREP_WORD: GREP_HITS of them, spread evenly over the store."""
+    count = min(GREP_HITS, size)
+    return frozenset((k * size) // count + size // (2 * count) for k in range(count))
 
-    Only the schema is keyed: a store written by an older kernel is still a valid store of the same
-    shape, and rebuilding thousands of records on every edit of the source would make reruns slow.
+
+def bulk_intent(index: int, planted: bool) -> dict[str, Any]:
+    """A realistic first checkpoint of work `index`: decisions, a question, notes and context lines."""
+    rng = random.Random(f"{STORE_BUILDER}-{index}")
+    slug = f"{rng.choice(_WORDS)}-{rng.choice(_WORDS)}-{index}"
+    notes = notes_text(rng, index)
+    if planted:
+        notes += f" {rng.choice(_GREP_SENTENCES)}."
+    decisions = [{"text": f"{sentence(rng)} (d{n} of {index})", "rationale": rng.choice(REASONS)}
+                 for n in range(rng.randint(2, 4))]  # fmt: skip
+    return {
+        "slug": slug,
+        "orientation": f"{sentence(rng)} {rng.choice(REASONS)} (item {index})",
+        "next": {"move": "hold"},
+        "decisions": decisions,
+        "questions": [{"text": f"{question_text(rng)} (q of {index})"}],
+        "notes": notes,
+        "working_context": [f"{rng.choice(FILES)}:{rng.randint(1, 400)}",
+                            f"Looked at {rng.choice(OBJECTS)} in {rng.choice(FILES)} while checking {index}"],
+    }  # fmt: skip
+
+
+def _prepare(task: tuple[int, int, frozenset[int]]) -> list[tuple[str, str, Any]]:
+    """(work id, revision id, outcome) of records start..stop: validation and the kernel, off the writer."""
+    from wheypoint.model.intake import require_valid
+    from wheypoint.model.kernel import Provenance, apply, genesis_identity, request_digest, revision_id_for
+
+    start, stop, planted = task
+    prov = Provenance(project_key=PROJECT, captured_at=CAPTURED_AT)
+    prepared = []
+    for index in range(start, stop):
+        intent = require_valid(bulk_intent(index, index in planted))
+        _, work_id = genesis_identity(intent, PROJECT)
+        # A first checkpoint's head is None, so applying it here gives what the store's build would.
+        prepared.append((work_id, revision_id_for(work_id, None, request_digest(intent)), apply(None, intent, prov)))
+    return prepared
+
+
+def _first(outcome: Any) -> Callable[[dict[str, Any] | None], Any]:
+    def build(head: dict[str, Any] | None) -> Any:
+        if head is not None:
+            raise SystemExit(f"the generated work {outcome.record['slug']} already exists: slugs must be unique")
+        return outcome
+
+    return build
+
+
+def write_bulk_store(size: int, store_file: str) -> None:
+    """Write `size` generated works in process, the store opened non-durable; workers prepare, this commits.
+
+    Runs inside the clean venv (see `bulk_store`), so the records are written by the code being measured.
     """
-    import wheypoint
+    import multiprocessing
 
-    migrations = Path(wheypoint.__file__).resolve().parent / "migrations.py"
-    digest = hashlib.sha256(builder_version.encode())
-    digest.update(migrations.read_bytes() if migrations.exists() else b"")
+    from wheypoint.store.sqlite.backend import SqliteStore
+
+    planted = grep_indices(size)
+    tasks = [(start, min(start + CHUNK, size), planted) for start in range(0, size, CHUNK)]
+    store = SqliteStore.open(store_file, create=True, durable=False)
+    started = time.perf_counter()
+    done = 0
+    workers = max(1, min(len(tasks), os.cpu_count() or 1))
+    try:
+        with multiprocessing.Pool(workers) as pool:
+            for prepared in pool.imap(_prepare, tasks):
+                for work_id, candidate, outcome in prepared:
+                    store.commit(work_id, None, candidate, _first(outcome))
+                done += len(prepared)
+                if done % 10000 == 0 or done == size:
+                    rate = done / (time.perf_counter() - started)
+                    print(f"  built {done}/{size} records ({rate:.0f}/s)", file=sys.stderr, flush=True)
+    finally:
+        store.close()
+
+
+# Prints the schema an empty store gets (its user_version and every sqlite_master row), made by the venv's code.
+_SCHEMA_PROBE = """
+import json, os, sqlite3, tempfile
+from wheypoint.store.sqlite.backend import SqliteStore
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "store.sqlite3")
+    SqliteStore.open(path, create=True, durable=False).close()
+    conn = sqlite3.connect(path)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+    conn.close()
+print(json.dumps([version, rows]))
+"""
+
+
+def store_fingerprint(venv: Venv) -> str:
+    """Names cached stores: the schema the installed migrations (store/sqlite/migrations.py) create, and the builder.
+
+    The schema is taken as built (an empty store's user_version and DDL), not as the file's bytes: the
+    file is refactored often without changing the schema, and each change would cost a 5-minute rebuild
+    of the 100,000-work store. Only the schema is keyed: a store written by an older kernel is still a
+    valid store of the same shape.
+    """
+    schema = _run([venv.python, "-c", _SCHEMA_PROBE], "the schema probe", cwd=tempfile.gettempdir())
+    digest = hashlib.sha256(STORE_BUILDER.encode())
+    digest.update(schema.encode())
     return digest.hexdigest()[:12]
 
 
@@ -178,7 +420,7 @@ def cached_store(target: Path, size: int, build: Callable[[Path], Path]) -> Path
     if target.exists() and count_works(target) == size:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    print(f"building a store of {size} records (cached as {target.name}) ...", file=sys.stderr, flush=True)
+    print(f"building a store of {size:,} records (cached as {target.name}) ...", file=sys.stderr, flush=True)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="wheypoint-build-") as tmp:
         built = build(Path(tmp))
@@ -198,6 +440,26 @@ def cached_store(target: Path, size: int, build: Callable[[Path], Path]) -> Path
     return target
 
 
+def bulk_store(size: int, venv: Venv, fingerprint: str) -> tuple[Path, str]:
+    """(store, how it came about) of `size` generated works, cached as bench/results/stores/find-<size>-<fp>.sqlite3.
+
+    The build runs in the clean venv's interpreter, so it uses the installed code, not the checkout's.
+    """
+    target = STORES_DIR / f"find-{size}-{fingerprint}.sqlite3"
+    cached = target.exists()
+
+    def build(tmp: Path) -> Path:
+        store_file = tmp / "store.sqlite3"
+        code = (f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); import benchlib; "
+                f"benchlib.write_bulk_store({size}, {str(store_file)!r})")  # fmt: skip
+        subprocess.run([venv.python, "-c", code], check=True, cwd=tmp)
+        return store_file
+
+    store = cached_store(target, size, build)
+    seconds = build_facts(store).get("build_seconds", "?")
+    return store, f"{'cached, ' if cached else ''}built in {seconds} s"
+
+
 def build_facts(store: Path) -> dict[str, object]:
     """What `cached_store` noted about a store's build (empty for a store cached by an older version)."""
     try:
@@ -205,6 +467,140 @@ def build_facts(store: Path) -> dict[str, object]:
     except (OSError, ValueError):
         return {}
     return facts
+
+
+def stores_for(sizes: Sequence[int], venv: Venv) -> dict[int, tuple[Path | None, str]]:
+    """Every size's generated store, built before any timing; size 1 means the target works alone."""
+    fingerprint = store_fingerprint(venv) if max(sizes) > 1 else ""
+    return {
+        size: (None, "the target works only") if size == 1 else bulk_store(size, venv, fingerprint) for size in sizes
+    }
+
+
+# --------------------------------------------------------------------------------------------- scratch world
+
+
+@dataclass(frozen=True)
+class Target:
+    """A work written into each measured copy of the store, and the reference that must find it."""
+
+    slug: str
+    ref: str
+    matched_by: str
+
+
+EXACT = Target("cobalt-ledger-handoff", "cobalt-ledger-handoff", "slug")
+PREFIX = Target("zephyr-retry-budget", "zephyr-", "prefix")
+SUBSTRING = Target("tune-quokka-cache", "quokka", "substring")
+TARGETS_WORKS = (EXACT, PREFIX, SUBSTRING)
+
+# The scratch repository each measurement runs in: files the targets' context lines pin.
+_REPO_FILES = {"src/app.py": "".join(f"def step_{n}() -> int:\n    return {n}\n\n" for n in range(60)),
+               "docs/design.md": "".join(f"Design note {n}: keep the head small.\n" for n in range(40)),
+               "README.md": "A scratch repository for wheypoint's benchmarks.\n"}  # fmt: skip
+_GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid", "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.invalid"}  # fmt: skip
+
+
+@dataclass
+class World:
+    """A fresh copy of a store, a real git checkout holding the target works' notes, and a transcript."""
+
+    home: Path
+    repo: Path
+    env: dict[str, str]
+    heads: dict[str, str]  # slug -> head revision id of each target work
+    transcript: Path
+    turns: int  # user turns `turns --transcript` must find
+    works: int
+    grep_hits: int  # works `list --grep GREP_WORD` must find
+
+
+def make_repo(root: Path) -> None:
+    """A real git repository with one commit, so resolve runs its git checks against the targets' anchor."""
+    env = {**os.environ, **_GIT_ENV}
+    for relative, text in _REPO_FILES.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    steps = (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "commit.gpgsign=false", "commit", "-q", "-m", "start"])
+    for argv in steps:
+        subprocess.run(["git", "-C", str(root), *argv], env=env, check=True, capture_output=True)
+
+
+def add_targets(venv: Venv, world: World) -> None:
+    """Checkpoint the target works with the venv's `wheypoint checkpoint <intent.json>`, from the repository.
+
+    Each one is recorded against the repository's HEAD, with line references into tracked files that
+    get pinned, and its note is written under .cheese/notes/, so resolving it asks git whether the
+    commit exists, how far HEAD moved and whether the pinned files changed, and compares the note, as
+    it would for a handoff written in a real checkout. The `show` target also mentions GREP_WORD.
+    """
+    intents = world.home.parent / "intents"
+    intents.mkdir()
+    for number, target in enumerate(TARGETS_WORKS):
+        rng = random.Random(f"target-{target.slug}")
+        intent = bulk_intent(10**7 + number, planted=target is EXACT)
+        intent["slug"] = target.slug
+        intent["working_context"] = [f"src/app.py:{rng.randint(1, 170)}", f"docs/design.md:{rng.randint(1, 40)}",
+                                     f"Looked at {rng.choice(OBJECTS)} in src/app.py"]  # fmt: skip
+        path = intents / f"{target.slug}.json"
+        path.write_text(json.dumps(intent), encoding="utf-8")
+        reply = json.loads(timed([venv.wheypoint, "checkpoint", str(path)], world.env, world.repo)[1])
+        if reply.get("ok") is not True:
+            raise SystemExit(f"checkpoint of the target {target.slug} refused: {reply}")
+        world.heads[target.slug] = reply["revision_id"]
+
+
+def write_transcript(path: Path, cwd: Path) -> int:
+    """A ~2 KB Claude Code session (a prompt, a tool call, its result, an answer); returns its user turns."""
+    session, version = "5b0e6f4c-2d1a-4c7e-9a55-3f0c1d2e8b71", "2.1.42"
+    common = {"isSidechain": False, "userType": "external", "cwd": str(cwd), "sessionId": session,
+              "version": version, "gitBranch": "main"}  # fmt: skip
+    usage = {"input_tokens": 6, "cache_read_input_tokens": 3057, "output_tokens": 48}
+    lines: list[dict[str, Any]] = []
+    parent: str | None = None
+
+    def add(kind: str, message: dict[str, Any], **extra: Any) -> None:
+        nonlocal parent
+        uuid = f"00000000-0000-4000-8000-{len(lines):012d}"
+        lines.append({"parentUuid": parent, **common, "type": kind, "message": message, "uuid": uuid,
+                      "timestamp": f"2026-11-30T10:00:{len(lines) * 7:02d}.000Z", **extra})  # fmt: skip
+        parent = uuid
+
+    def said(text: str, n: int) -> dict[str, Any]:
+        return {"model": "claude-opus-4-5", "id": f"msg_01bench{n}", "type": "message", "role": "assistant",
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "usage": usage}  # fmt: skip
+
+    add("user", {"role": "user", "content": "Why does the retry budget reset after each deploy?"},
+        permissionMode="default")  # fmt: skip
+    add("assistant", {"model": "claude-opus-4-5", "id": "msg_01bench0", "type": "message", "role": "assistant",
+                      "content": [{"type": "tool_use", "id": "toolu_01bench", "name": "Read",
+                                   "input": {"file_path": str(cwd / "src" / "app.py")}}], "usage": usage},
+        requestId="req_01bench0")  # fmt: skip
+    add("user", {"role": "user", "content": [{"tool_use_id": "toolu_01bench", "type": "tool_result",
+                                             "content": "def step_0() -> int:\n    return 0\n"}]})  # fmt: skip
+    add("assistant", said("The budget lives in process memory, so a restart starts it from zero.", 1),
+        requestId="req_01bench1")  # fmt: skip
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines), encoding="utf-8")
+    return 1
+
+
+def make_world(tmp: Path, venv: Venv, store: Path | None) -> World:
+    """The scratch world in `tmp`: a copy of `store` (or none), the repository, the target works, a transcript."""
+    home, repo = tmp / "home", tmp / PROJECT
+    home.mkdir()
+    repo.mkdir()
+    make_repo(repo)
+    if store is not None:
+        shutil.copyfile(store, home / "store.sqlite3")
+    world = World(home, repo, bench_env(home), {}, tmp / "session.jsonl", 0, 0, 0)
+    add_targets(venv, world)
+    world.turns = write_transcript(world.transcript, repo)
+    world.works = count_works(home / "store.sqlite3")
+    generated = world.works - len(TARGETS_WORKS)
+    world.grep_hits = len(grep_indices(generated)) + 1 if generated else 1
+    return world
 
 
 # --------------------------------------------------------------------------------------------- measuring
@@ -223,46 +619,125 @@ def timed(argv: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, s
 
 def bench_env(home: Path) -> dict[str, str]:
     """The environment every measured process gets: the bench store, nothing that changes Python's start."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("WHEYPOINT_", "PYTHON"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WHEYPOINT_", "PYTHON", "VIRTUAL_ENV"))}
     env["WHEYPOINT_HOME"] = str(home)
     return env
+
+
+@dataclass
+class Step:
+    """One command of a round: its argv for a round number, a check of its first reply, a hook on each reply."""
+
+    name: str
+    argv: Callable[[int], list[str]]
+    check: Callable[[dict[str, Any]], str]
+    after: Callable[[dict[str, Any]], None] | None = None
+
+
+@dataclass
+class Rounds:
+    """The baseline's and each command's kept times, and what each command's first reply was."""
+
+    baseline: Series
+    series: dict[str, Series]
+    replies: dict[str, str]
+
+
+def run_rounds(venv: Venv, world: World, steps: Sequence[Step], runs: int) -> Rounds:
+    """WARMUP_ROUNDS discarded rounds, then `runs` kept ones: the baseline, then every step, back to back.
+
+    The first round's replies are checked (a wrong answer stops the benchmark, so a fast failure is never
+    timed); every reply goes to its step's `after` hook (a checkpoint's new head for the next round).
+    """
+    result = Rounds(Series("baseline"), {step.name: Series(step.name) for step in steps}, {})
+    for round_number in range(WARMUP_ROUNDS + runs):
+        keep = round_number >= WARMUP_ROUNDS
+        elapsed, _ = timed(venv.baseline(), world.env, world.repo)
+        if keep:
+            result.baseline.times.append(elapsed)
+        for step in steps:
+            elapsed, out = timed(step.argv(round_number), world.env, world.repo)
+            reply = json.loads(out)
+            if round_number == 0:
+                if reply.get("ok") is not True:
+                    raise SystemExit(f"{step.name}: not ok: {out[:600]}")
+                result.replies[step.name] = step.check(reply)
+            if step.after is not None:
+                step.after(reply)
+            if keep:
+                result.series[step.name].times.append(elapsed)
+    return result
+
+
+def check_resolve(target: Target) -> Callable[[dict[str, Any]], str]:
+    """A check of `resolve <target.ref>`: that work, matched that way, authoritative or gated (never ambiguous)."""
+
+    def check(reply: dict[str, Any]) -> str:
+        if reply.get("matched_by") != target.matched_by or reply.get("outcome") not in ("authoritative", "gated"):
+            raise SystemExit(f"resolve {target.ref}: expected matched_by {target.matched_by}, authoritative or "
+                             f"gated: {json.dumps(reply)[:600]}")  # fmt: skip
+        if reply["slug"] != target.slug:
+            raise SystemExit(f"resolve {target.ref}: resolved {reply['slug']}, not {target.slug}")
+        codes = ", ".join(sorted({f["code"] for f in reply.get("findings", [])})) or "no findings"
+        return f"{reply['outcome']} ({codes})"
+
+    return check
+
+
+def check_show(reply: dict[str, Any]) -> str:
+    if reply["record"]["slug"] != EXACT.slug:
+        raise SystemExit(f"show answered {reply['record']['slug']}, not {EXACT.slug}")
+    return f"note {reply['note']['state']}"
+
+
+def check_list(world: World) -> Callable[[dict[str, Any]], str]:
+    def check(reply: dict[str, Any]) -> str:
+        if reply["count"] != world.grep_hits:
+            raise SystemExit(f"list --grep {GREP_WORD} found {reply['count']} works, not {world.grep_hits}")
+        return f"{reply['count']} work" + ("" if reply["count"] == 1 else "s")
+
+    return check
 
 
 # --------------------------------------------------------------------------------------------- report
 
 
 def verdict(value: float, target: float) -> str:
-    return "PASS" if value < target else "MISS"
+    return "PASS" if value <= target else "MISS"
 
 
-def site_cost(python: str, cwd: Path, rounds: int = 10) -> tuple[float, float]:
-    """(baseline ms, same without `site`) medians: how much of the floor is site-packages start-up (.pth files)."""
-    env = bench_env(cwd)
-    with_site, without = [], []
-    for _ in range(rounds):
-        with_site.append(timed([python, "-c", BASELINE_CODE], env, cwd)[0])
-        without.append(timed([python, "-S", "-c", BASELINE_CODE], env, cwd)[0])
-    return statistics.median(with_site), statistics.median(without)
+def git_head() -> str:
+    """HEAD's short sha, and whether the installed sources differ from it (they are being edited)."""
+    sha = _run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], "git rev-parse").strip()
+    dirty = _run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src", "pyproject.toml"], "git status")
+    return f"{sha}{' (src/ has uncommitted changes: the venv holds the working tree)' if dirty.strip() else ''}"
 
 
-def machine_facts(interp: Interpreter, site: tuple[float, float]) -> list[str]:
+def floors(venv: Venv, rounds: int = 10) -> tuple[float, float]:
+    """(venv baseline ms, the machine interpreter's) medians: what the venv leaves out of every start."""
+    with tempfile.TemporaryDirectory(prefix="wheypoint-floor-") as tmp:
+        env = bench_env(Path(tmp))
+        clean, machine = [], []
+        for _ in range(rounds):
+            clean.append(timed(venv.baseline(), env, Path(tmp))[0])
+            machine.append(timed([venv.base, "-c", BASELINE_CODE], env, Path(tmp))[0])
+    return statistics.median(clean), statistics.median(machine)
+
+
+def machine_facts(venv: Venv, floor: tuple[float, float]) -> list[str]:
+    pth = ", ".join(venv.facts["pth"]) or "none"
     return [
-        f"- python: {platform.python_version()} ({platform.python_implementation()}), binary `{interp.path}`"
-        + (f" -> `{interp.resolved}`" if interp.resolved != interp.path else "")
-        + f" ({interp.note})",
-        f"- sqlite: {sqlite3.sqlite_version}",
-        f"- cpus: {os.cpu_count()}; platform: {platform.platform()}; load average: "
-        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        f"- interpreter: Python {platform.python_version()} ({platform.python_implementation()}), `{venv.base}`",
+        f"- venv: `{venv.path}` (clean, `python -m venv`; {venv.facts['install']}; .pth files: {pth}); "
+        f"commands run as `{venv.wheypoint} ...`",
+        f"- wheypoint: {venv.facts['version']}, git HEAD {git_head()}",
+        f"- sqlite: {sqlite3.sqlite_version}; cpus: {os.cpu_count()}; platform: {platform.platform()}; "
+        "load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()),
         f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- interpreter floor: baseline {site[0]:.1f} ms, of which site-packages start-up (`-S` saves it) "
-        f"{site[0] - site[1]:.1f} ms",
+        f"- baseline `{' '.join(venv.baseline()[:2])} '{BASELINE_CODE}'`: {floor[0]:.1f} ms; the same from the "
+        "machine's "
+        f"interpreter outside the venv (its site-packages .pth files included): {floor[1]:.1f} ms",
     ]
-
-
-def baseline_label(interp: Interpreter, no_site: bool) -> str:
-    """The baseline command as the report names it."""
-    flags = " ".join(commands(interp.path, no_site)[0][1:-2])
-    return f'`{interp.path} {flags + " " if flags else ""}-c "{BASELINE_CODE}"`'
 
 
 # --------------------------------------------------------------------------------------------- command line
@@ -271,16 +746,13 @@ def baseline_label(interp: Interpreter, no_site: bool) -> str:
 def parse_bench_args(
     argv: Sequence[str] | None, description: str | None, name: str, default_sizes: str
 ) -> tuple[argparse.Namespace, list[int]]:
-    """The options every store-size benchmark takes: --sizes, --runs, --out, --no-site."""
+    """The options every store-size benchmark takes: --sizes, --runs, --out."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--sizes", default=default_sizes, help="store sizes in records, comma separated")
-    parser.add_argument("--runs", type=int, default=20, help="measured runs per command per size (default 20)")
+    parser.add_argument("--sizes", default=default_sizes,
+                        help=f"store sizes in works, comma separated (default {default_sizes})")  # fmt: skip
+    parser.add_argument("--runs", type=int, default=20, help="measured rounds per size (default 20)")
     parser.add_argument("--out", type=Path, default=None,
-                        help=f"where to write the table too (default bench/results/{name}.md, or {name}-no-site.md "
-                        "with --no-site)")  # fmt: skip
-    parser.add_argument("--no-site", action="store_true",
-                        help="diagnostic: run baseline and wheypoint with -S, so site-packages .pth files cannot "
-                        "pre-import modules wheypoint would otherwise pay for")  # fmt: skip
+                        help=f"where to write the report too (default bench/results/{name}.md)")  # fmt: skip
     args = parser.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     if args.runs < 1 or not sizes or min(sizes) < 1:
@@ -288,25 +760,9 @@ def parse_bench_args(
     return args, sizes
 
 
-def site_floor(python: str) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory(prefix="wheypoint-site-") as tmp:
-        return site_cost(python, Path(tmp))
-
-
-def measure_sizes(
-    python: str, stores: dict[int, Path], runs: int, no_site: bool, measure: Callable[[str, Path, int, int, bool], R]
-) -> list[R]:
-    """`measure(python, store, size, runs, no_site)` for each size in turn."""
-    results = []
-    for size, store in stores.items():
-        print(f"measuring store of {size:,} records ...", file=sys.stderr, flush=True)
-        results.append(measure(python, store, size, runs, no_site))
-    return results
-
-
-def publish(text: str, out: Path | None, name: str, no_site: bool) -> None:
-    """Print the report and write it (by default to bench/results/<name>.md or <name>-no-site.md)."""
+def publish(text: str, out: Path | None, name: str) -> None:
+    """Print the report and write it (by default to bench/results/<name>.md)."""
     print(text)
-    target = out or RESULTS_DIR / (f"{name}-no-site.md" if no_site else f"{name}.md")
+    target = out or RESULTS_DIR / f"{name}.md"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")

@@ -1,11 +1,12 @@
-"""Measure wheypoint.model.credentials: recall on generated fake credentials, firing on near-misses, and
-false positives over the user turns of the real transcripts in ../shared/corpus.
+"""Measure wheypoint.model.credentials: recall, firing on near-misses, and false positives on real transcripts."""
 
-Run from the repository root:  python3 bench/credentials_eval.py  [--seed N] [--verbose]
-
-Every fake value is generated here from a fixed seed; nothing realistic is stored in the repository.
-Matched values are never printed: contexts are shown with each hit replaced by [REDACTED:<rule>].
-"""
+# Recall is measured on generated fake credentials, false positives over the user turns of the real
+# transcripts in ../shared/corpus.
+#
+# Run from the repository root:  python3 bench/credentials_eval.py  [--seed N] [--verbose]
+#
+# Every fake value is generated here from a fixed seed; nothing realistic is stored in the repository.
+# Matched values are never printed: contexts are shown with each hit replaced by [REDACTED:<rule>].
 
 from __future__ import annotations
 

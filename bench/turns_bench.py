@@ -1,11 +1,11 @@
-"""Benchmark: `wheypoint turns` throughput against a bare json-decoding loop, and its peak memory.
+"""Benchmark: `wheypoint turns` throughput against a bare json-decoding loop, and its peak memory."""
 
-Builds large transcripts from the corpus sessions (each copy's ids made unique, so nothing is
-de-duplicated away), then times whole processes run by the same interpreter binary, interleaved
-(bare loop, turns, bare loop, turns, ...), and reads each child's peak RSS from the kernel (wait4).
-
-    python3 bench/turns_bench.py [--mb 100] [--big-mb 400] [--runs 5]
-"""
+# Builds large transcripts from the corpus sessions (each copy's ids made unique, so nothing is
+# de-duplicated away), then times whole processes in the benchmarks' clean venv (benchlib.ensure_venv:
+# the bare loop run by the venv's python, `turns` by its `wheypoint` console script), interleaved
+# (bare loop, turns, bare loop, turns, ...), and reads each child's peak RSS from the kernel (wait4).
+#
+#     python3 bench/turns_bench.py [--mb 100] [--big-mb 400] [--runs 5]
 
 from __future__ import annotations
 
@@ -15,22 +15,14 @@ import os
 import platform
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-RESULTS = ROOT / "bench" / "results"
+import benchlib as bl
+
+CORPUS = bl.CORPUS
+RESULTS = bl.RESULTS_DIR
 BARE = "import json, sys\nwith open(sys.argv[1], 'rb') as f:\n    for line in f:\n        json.loads(line)\n"
-
-
-def real_python() -> str:
-    path = os.path.realpath(sys.executable)
-    with open(path, "rb") as handle:
-        if handle.read(4) != b"\x7fELF":
-            raise SystemExit(f"{path} is not a binary (a shim?): run this with the real interpreter")
-    return path
 
 
 def _unique(record: dict[str, object], suffix: str) -> None:
@@ -82,28 +74,38 @@ def build_codex(target: Path, megabytes: int) -> Path:
     return target
 
 
-def run(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process."""
+# The timing loop runs in a lean child of its own. On Linux a process starts with its parent's resident
+# memory as its peak (fork or vfork, then exec, keeps the old image's high-water mark in ru_maxrss), so
+# children spawned from this script, which holds benchlib and its imports, would never read below ~20 MB.
+_LOOP = r"""
+import json, os, resource, subprocess, sys, time
+def run(command):
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
     if status != 0:
-        raise SystemExit(f"{command} failed: {child.stderr.read().decode() if child.stderr else status}")
+        sys.exit(f"{command} failed: {child.stderr.read().decode()}")
     return elapsed, usage.ru_maxrss / 1024
+bare, turns, runs = json.loads(sys.argv[1])
+run(bare), run(turns)  # warm the page cache
+rounds = [[*run(bare), *run(turns)] for _ in range(runs)]
+print(json.dumps({"rounds": rounds, "floor": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
 
 
-def measure(python: str, transcript: Path, harness: str, runs: int, every: bool) -> dict[str, float]:
-    bare = [python, "-c", BARE, str(transcript)]
-    turns = [python, "-m", "wheypoint", "turns", "--transcript", str(transcript), "--harness", harness,
+def measure(venv: bl.Venv, transcript: Path, harness: str, runs: int, every: bool) -> dict[str, float]:
+    """Interleaved bare loop / turns runs: (wall seconds, peak RSS in MB) of each, from a lean spawner."""
+    bare = [venv.python, "-c", BARE, str(transcript)]
+    turns = [venv.wheypoint, "turns", "--transcript", str(transcript), "--harness", harness,
              *(["--all", "--limit", "1"] if every else []), "--format", "json"]  # fmt: skip
-    run(bare), run(turns)  # warm the page cache
-    bare_times, turn_times, ratios, bare_rss, turn_rss = [], [], [], [], []
-    for _ in range(runs):
-        b, b_rss = run(bare)
-        t, t_rss = run(turns)
-        bare_times.append(b), turn_times.append(t), ratios.append(b / t)
-        bare_rss.append(b_rss), turn_rss.append(t_rss)
+    done = subprocess.run([venv.python, "-c", _LOOP, json.dumps([bare, turns, runs])], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"the timing loop failed: {done.stderr}")
+    loop = json.loads(done.stdout)
+    bare_times, bare_rss, turn_times, turn_rss = zip(*loop["rounds"], strict=True)
+    ratios = [b / t for b, t in zip(bare_times, turn_times, strict=True)]
     size = transcript.stat().st_size / 1_000_000
     return {
         "mb": size,
@@ -114,6 +116,7 @@ def measure(python: str, transcript: Path, harness: str, runs: int, every: bool)
         "ratio": statistics.median(ratios),
         "bare_rss": max(bare_rss),
         "turns_rss": max(turn_rss),
+        "floor_rss": loop["floor"],
     }
 
 
@@ -126,7 +129,6 @@ def main() -> None:
     args = parser.parse_args()
     if not CORPUS.exists():
         raise SystemExit(f"{CORPUS} is absent: the benchmark builds its transcripts from the corpus")
-    python = real_python()
     scratch = RESULTS / "transcripts"
     cases = [
         ("claude-code", scratch / f"claude-{args.mb}mb.jsonl", args.mb, build_claude),
@@ -137,8 +139,10 @@ def main() -> None:
         for _, path, size, build in cases:
             build(path, size)
         return
+    venv = bl.ensure_venv()
     # Build in a child: a child forked from a parent that held the corpus would inherit its peak RSS.
-    subprocess.run([python, __file__, "--build-only", "--mb", str(args.mb), "--big-mb", str(args.big_mb)], check=True)
+    build_only = [venv.python, __file__, "--build-only", "--mb", str(args.mb), "--big-mb", str(args.big_mb)]
+    subprocess.run(build_only, check=True)
     rows = [
         "| harness | command | MB | bare loop MB/s | turns MB/s | throughput ratio (target >= 0.80) "
         "| peak RSS bare | peak RSS turns (target < 64 MB) |",
@@ -146,7 +150,7 @@ def main() -> None:
     ]
     for (harness, path, _, _), every in [(case, every) for case in cases for every in (False, True)]:
         runs = args.runs if path.stat().st_size < 200_000_000 else max(2, args.runs // 2)
-        m = measure(python, path, harness, runs, every)
+        m = measure(venv, path, harness, runs, every)
         command = "turns --all" if every else "turns"
         speeds = f"{m['bare_mb_s']:.1f} | {m['turns_mb_s']:.1f} | {m['ratio']:.2f}"
         rows.append(
@@ -154,8 +158,9 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    header = f"python {platform.python_version()} ({python}), {os.cpu_count()} cpus, {when}; "
-    header += "ratio = median over runs of bare time / turns time"
+    header = f"python {platform.python_version()} ({venv.base}), clean venv {venv.path} (`{venv.wheypoint} turns`), "
+    header += f"{os.cpu_count()} cpus, {when}; ratio = median over runs of bare time / turns time; "
+    header += f"peak RSS cannot read below the spawner's {m['floor_rss']:.1f} MB"
     report = "\n".join([header, "", *rows])
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "turns.md").write_text(report + "\n", encoding="utf-8")
