@@ -23,7 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Standard modules no benchmarked command may load: each costs milliseconds on every start.
 HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib", "difflib", "tempfile", "shutil",
-         "urllib", "ipaddress", "importlib.util", "asyncio", "email", "random", "hashlib"}  # fmt: skip
+         "urllib", "ipaddress", "importlib.util", "asyncio", "email", "random", "hashlib", "subprocess",
+         "threading", "locale", "copy"}  # fmt: skip
 
 _CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands", "wheypoint.model",
         "wheypoint.model.errors", "wheypoint.model.records"}  # fmt: skip
@@ -44,7 +45,8 @@ _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "whey
 PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
     "show": (["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show"}, set()),
     "log": (["log", "retry-backoff"], _CLI | _CONTEXT | _STORE | {"wheypoint.app.show", *_RENDER}, set()),
-    # list reads the notes in the checkout's notes folder to find hand-written ones: it needs the parser.
+    # list looks through the checkout's notes folder for hand-written notes; a generated one is recognised by its
+    # own digest (notes.render), so only a note that may be hand-written is parsed.
     "list": (
         ["list", "--grep", "backoff"],
         _CLI
@@ -54,7 +56,7 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
             "wheypoint.app.listing",
             "wheypoint.store.sqlite.queries",
             "wheypoint.notes.legacy",
-            "wheypoint.notes.parse",
+            *_RENDER,
         },
         set(),
     ),
@@ -64,8 +66,14 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
         | _CONTEXT
         | _STORE
         | _RENDER
-        | {"wheypoint.app.resolve", "wheypoint.app.trust", "wheypoint.model.refs", "wheypoint.notes.legacy"},
-        {"subprocess", "contextlib"},
+        | {
+            "wheypoint.app.resolve",
+            "wheypoint.app.trust",
+            "wheypoint.model.refs",
+            "wheypoint.notes.legacy",
+            "wheypoint.app.gitrun",
+        },
+        set(),
     ),
     "validate": (
         ["validate", "new-work", "--orientation", "A new work.", "--next", "hold", "--notes", "Started."],

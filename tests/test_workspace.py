@@ -81,3 +81,33 @@ def test_every_worktree_is_found_from_any_of_them(tmp_path: Path) -> None:
         assert roots[0] == str(start) and {str(Path(r).resolve()) for r in roots} == {str(Path(e).resolve())
                                                                                       for e in expected}  # fmt: skip
         assert checkout.project_key() == "shop"  # every worktree shares the main checkout's key
+
+
+def test_git_runs_without_subprocess_and_streams_input_larger_than_a_pipe(tmp_path: Path) -> None:
+    from wheypoint.app.gitrun import run_git
+
+    repo = make_repo(tmp_path / "shop")
+    head = git(repo, "rev-parse", "HEAD")
+    shas = "".join(f"{n:040x}\n" for n in range(50_000)) + head + "\n"  # ~2 MB each way: more than a pipe holds
+    done = run_git(["cat-file", "--batch-check"], str(repo), shas.encode())
+    assert done is not None and done[0] == 0
+    lines = done[1].decode().splitlines()
+    assert len(lines) == 50_001 and lines[-1].startswith(head) and lines[0].endswith("missing")
+    assert run_git(["rev-parse", "--verify", "nosuch"], str(repo)) == (128, b"")
+
+
+def test_git_that_cannot_start_or_does_not_finish_gives_none(tmp_path: Path) -> None:
+    import os
+
+    from wheypoint.app import gitrun
+
+    repo = make_repo(tmp_path / "shop")
+    assert gitrun.run_git(["status"], str(repo), timeout=0.0) is None  # killed at once, and reaped
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    saved = os.environ["PATH"]
+    os.environ["PATH"] = str(fake_bin)  # no git on this PATH
+    try:
+        assert gitrun.run_git(["status"], str(repo)) is None
+    finally:
+        os.environ["PATH"] = saved

@@ -119,16 +119,13 @@ class Checkout(Record):
         return from_remote or normalise_key(os.path.basename(main))
 
     def git(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0, 1)) -> str | None:
-        import subprocess  # only the commands that classify references or check history need git itself
+        """git's output for a command run in this checkout, when it exits with one of `ok`; else None."""
+        from wheypoint.app.gitrun import run_git  # only commands that classify references or check history
 
-        try:
-            done = subprocess.run(
-                ["git", "-C", self.toplevel, *args],
-                input=stdin, capture_output=True, text=True, timeout=30, check=False,
-            )  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
+        done = run_git(list(args), self.toplevel, (stdin or "").encode("utf-8"))
+        if done is None or done[0] not in ok:
             return None
-        return done.stdout if done.returncode in ok else None
+        return done[1].decode("utf-8", errors="replace")
 
     def tracked_at_head(self, paths: list[str]) -> set[str]:
         """Which of these repository-relative paths are files in the HEAD commit."""

@@ -13,6 +13,7 @@ from wheypoint.model.errors import Refusal
 
 NOTES_SUBDIR = os.path.join(".cheese", "notes")
 STALE_TEMP_SECONDS = 600
+MAX_NOTE_BYTES = 1 << 20  # a note is read (and parsed) up to 1 MiB; past that it is not a handoff
 
 
 def write_atomic(path: str, text: str) -> None:
@@ -85,8 +86,6 @@ def note_state(path: str, expected: str) -> str:
 
 def read_note(path: str) -> str:
     """A note's text (at most 1 MiB and a byte are read), refused with a code when it cannot be read."""
-    from wheypoint.notes.parse import MAX_NOTE_BYTES
-
     try:
         with open(path, "rb") as handle:
             return handle.read(MAX_NOTE_BYTES + 1).decode("utf-8", errors="replace")

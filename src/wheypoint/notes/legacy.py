@@ -34,7 +34,7 @@ def legacy_notes(roots: list[str]) -> list[LegacyNote]:
             names = sorted(name for name in os.listdir(folder) if name.endswith(".md"))
         except OSError:  # no notes folder here
             continue
-        from wheypoint.notes.parse import parse_note  # only a folder with notes in it needs the parser
+        from wheypoint.notes.render import carries_own_digest
 
         for path in (os.path.join(folder, name) for name in names):
             if not os.path.isfile(path):
@@ -43,6 +43,10 @@ def legacy_notes(roots: list[str]) -> list[LegacyNote]:
                 text = read_note(path)
             except Refusal:
                 continue
+            if carries_own_digest(text):  # a generated note as rendered: not legacy, no need to parse it
+                continue
+            from wheypoint.notes.parse import parse_note  # only a note that may be hand-written needs the parser
+
             parsed = parse_note(text)
             if parsed.format != "wheypoint":
                 found.append(LegacyNote(path, parsed, text))

@@ -36,12 +36,12 @@ import re
 
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import PREAMBLE_KEYS
+from wheypoint.notes.files import MAX_NOTE_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_NOTE_BYTES = 1 << 20
 PIN_KEYS = ("work_id", "slug", "project", "revision_id", "revision_number", "record_digest", "note_digest")
 # Keys that may sit after the orientation line: the indented blocks.
 TRAILING_KEYS = ("parallel", "tasks", "wheypoint", "baseline")

@@ -276,6 +276,16 @@ def note_digest(text: str) -> str:
     return "sha256:" + sha256_hex(blank.encode("utf-8"))
 
 
+def carries_own_digest(text: str) -> bool:
+    """Whether a note is a generated one left as rendered: its `note_digest` matches its own text.
+
+    Cheaper than parsing it, and exact for the question "can this note be passed over as generated and
+    unedited": a hand-written note cannot carry the sha256 of itself by chance.
+    """
+    span = _digest_value_span(text)
+    return span is not None and text[span[0] : span[1]] == note_digest(text)
+
+
 def render(record: Mapping[str, Any]) -> str:
     """The complete note for a record."""
     text = "\n".join([*_preamble(record), "", TITLE, "", *render_body(record)]).rstrip("\n") + "\n"
