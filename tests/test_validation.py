@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wheypoint.model.contract import CONTRACTS
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import intent_problems, parse_json_document
+from wheypoint.model.rules import opens_markdown_block
+from wheypoint.model.shapes import SLUG_PATTERN, is_slug
 
 GOOD: dict[str, Any] = {
     "slug": "retry-backoff",
@@ -176,3 +181,16 @@ def test_a_standard_validator_agrees_on_schema_level_verdicts() -> None:
     for edit in ({"surprise": 1}, {"notes": "x" * 6001}, {"artifact_links": []}, {"next": {"move": "sail"}},
                  {"decisions": [{"text": "x"}]}, {"slug": "Bad Slug"}):  # fmt: skip
         assert not validator.is_valid(changed(**edit)), edit
+
+
+_BLOCK = re.compile(r"^\s*(?:#|>|[-*+]\s|```|~~~|\d+[.)]\s|<)")
+
+
+@given(st.lists(st.sampled_from(list(" \t\u00a0#><`~-*+1\u0663.)ab")), max_size=8).map("".join))
+def test_markdown_block_openers_are_told_by_string_tests_as_the_pattern_says(text: str) -> None:
+    assert opens_markdown_block(text) == bool(_BLOCK.match(text))
+
+
+@given(st.text(alphabet="ab9z-.A_", max_size=52))
+def test_slugs_are_told_by_string_tests_as_the_pattern_says(text: str) -> None:
+    assert is_slug(text) == bool(re.fullmatch(SLUG_PATTERN.strip("^$"), text))

@@ -38,7 +38,7 @@ from wheypoint.cli.commands import BY_NAME, usage
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
 from wheypoint.model.records import Record
-from wheypoint.model.shapes import SLUG_PATTERN, is_work_id
+from wheypoint.model.shapes import is_slug, is_work_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -331,7 +331,7 @@ def parse_intent_command(argv: list[str], stdin_is_tty: bool, command: str = "ch
         if target is not None:
             if is_work_id(target):
                 intent["work_id"] = target
-            elif re.match(SLUG_PATTERN, target):
+            elif is_slug(target):
                 intent["slug"] = target
             else:
                 raise usage(f"{target!r} is neither a work id, a slug nor an intent file")

@@ -397,10 +397,23 @@ class _Compiled:
             for priority, (rule_id, src, check) in enumerate(_PATTERNS)
         )
         self.patterns: dict[str, re.Pattern[str]] = {}
-        self.placeholder = re.compile(_PLACEHOLDER_SRC)
-        self.not_secret = re.compile(_NOT_SECRET_SRC)
-        self.word = re.compile(_WORD_SRC)
-        self.path = re.compile(_PATH_SRC)
+
+    # The helpers are needed only once a rule has matched something, so they compile then (re caches them).
+    @property
+    def placeholder(self) -> re.Pattern[str]:
+        return re.compile(_PLACEHOLDER_SRC)
+
+    @property
+    def not_secret(self) -> re.Pattern[str]:
+        return re.compile(_NOT_SECRET_SRC)
+
+    @property
+    def word(self) -> re.Pattern[str]:
+        return re.compile(_WORD_SRC)
+
+    @property
+    def path(self) -> re.Pattern[str]:
+        return re.compile(_PATH_SRC)
 
     def pattern(self, rule_id: str, src: str) -> re.Pattern[str]:
         compiled = self.patterns.get(rule_id)

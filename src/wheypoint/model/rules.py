@@ -32,7 +32,24 @@ MULTILINE_KEYS = frozenset(
     {"text", "quote", "rationale", "notes", "evidence", "breaks", "option", "fork", "prior_leaning"}
 )
 # C0 controls other than tab, newline and carriage return have no place in handoff text.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = frozenset([*map(chr, range(0x00, 0x09)), "\x0b", "\x0c", *map(chr, range(0x0E, 0x20)), "\x7f"])
+
+
+def opens_markdown_block(text: str) -> bool:
+    """Whether a line opens a Markdown block (the test `_MARKDOWN_BLOCK_START` states), by string tests.
+
+    A heading, quote, HTML or fence opener, or a list item (`-`, `*`, `+` or a number with `.` or `)`, then white
+    space), after any leading white space. Written out so that validating an intent compiles no pattern.
+    """
+    body = text.lstrip()
+    if body[:1] in ("#", ">", "<") or body.startswith(("```", "~~~")):
+        return True
+    if body[:1] in ("-", "*", "+"):
+        return body[1:2].isspace()
+    digits = 0
+    while digits < len(body) and body[digits].isdecimal():
+        digits += 1
+    return digits > 0 and body[digits : digits + 1] in (".", ")") and body[digits + 1 : digits + 2].isspace()
 
 
 def walk_strings(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
@@ -201,7 +218,7 @@ def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
     if isinstance(orientation, str):
         if "\n" in orientation or "\r" in orientation:
             problems.append(Problem("orientation-shape", "$.orientation", "the orientation is one line"))
-        elif re.match(_PREAMBLE_LIKE, orientation) or re.match(_MARKDOWN_BLOCK_START, orientation):
+        elif (":" in orientation and re.match(_PREAMBLE_LIKE, orientation)) or opens_markdown_block(orientation):
             problems.append(
                 Problem(
                     "orientation-shape",
@@ -212,7 +229,7 @@ def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
         elif not orientation.strip():
             problems.append(Problem("orientation-shape", "$.orientation", "must not be blank"))
     for path, text in walk_strings(intent):
-        if _CONTROL.search(text):
+        if not text.isprintable() and not _CONTROL.isdisjoint(text):
             problems.append(Problem("control-character", path, "contains a control character"))
         elif ("\n" in text or "\r" in text) and path != "$.orientation" and _field_name(path) not in MULTILINE_KEYS:
             problems.append(Problem("single-line-field", path, "this field is one line"))

@@ -38,3 +38,11 @@ def is_work_id(text: str) -> bool:
     A slug never holds a dot, so most references are told apart without compiling the pattern.
     """
     return "." in text and re.match(WORK_ID_PATTERN, text) is not None
+
+
+_SLUG_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def is_slug(text: str) -> bool:
+    """Whether a text is a slug: 1 to 48 of [a-z0-9-], neither starting nor ending with a dash (SLUG_PATTERN)."""
+    return 0 < len(text) <= 48 and _SLUG_CHARACTERS.issuperset(text) and text[0] != "-" and text[-1] != "-"
