@@ -27,10 +27,16 @@ else:
         def _getter(index, doc):
             return property(itemgetter(index), doc=doc)
 
+    _MISSING = object()
+
     def _new(cls, *args, **kwargs):
         fields = cls._fields
-        if not kwargs and len(args) == len(fields):
-            return tuple.__new__(cls, args)
+        if not kwargs:
+            if len(args) == len(fields):
+                return tuple.__new__(cls, args)
+            rest = cls._default_tail[len(args) :]  # positional arguments, the rest left to their defaults
+            if len(args) < len(fields) and _MISSING not in rest:
+                return tuple.__new__(cls, args + rest)
         if len(args) > len(fields):
             raise TypeError(f"{cls.__name__}() takes {len(fields)} arguments but {len(args)} were given")
         values = list(args)
@@ -82,6 +88,7 @@ else:
             body = {**_SHARED, **{key: value for key, value in namespace.items() if key not in fields}}
             body["_fields"] = body["__match_args__"] = fields
             body["_field_defaults"] = {field: namespace[field] for field in fields if field in namespace}
+            body["_default_tail"] = tuple(namespace.get(field, _MISSING) for field in fields)
             for index, field in enumerate(fields):
                 body[field] = _getter(index, f"Field {index}: {field}")
             return type(name, (tuple,), body)
