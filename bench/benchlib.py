@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -766,3 +766,25 @@ def publish(text: str, out: Path | None, name: str) -> None:
     target = out or RESULTS_DIR / f"{name}.md"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
+
+
+Result = TypeVar("Result")
+
+
+def run_sized_bench(
+    argv: Sequence[str] | None, doc: str | None, name: str, default_sizes: str,
+    measure: Callable[[Venv, int, Path | None, str, int], Result],
+    report: Callable[[Venv, tuple[float, float], list[Result], int], str],
+) -> int:  # fmt: skip
+    """The whole run of a benchmark over store sizes: venv, stores (built before any timing), rounds, report."""
+    started = time.perf_counter()
+    args, sizes = parse_bench_args(argv, doc, name, default_sizes)
+    venv = ensure_venv()
+    print(f"interpreter {venv.base} (Python {venv.facts['python']}), venv {venv.path}, git HEAD {git_head()}",
+          flush=True)  # fmt: skip
+    stores = stores_for(sizes, venv)  # every build happens before any timing
+    floor = floors(venv)
+    results = [measure(venv, size, store, how, args.runs) for size, (store, how) in stores.items()]
+    publish(report(venv, floor, results, args.runs), args.out, name)
+    print(f"wall time {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,17 +130,7 @@ def report(venv: bl.Venv, floor: tuple[float, float], results: list[SizeResult],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    started = time.perf_counter()
-    args, sizes = bl.parse_bench_args(argv, __doc__, "startup", "1,10000,100000")
-    venv = bl.ensure_venv()
-    print(f"interpreter {venv.base} (Python {venv.facts['python']}), venv {venv.path}, git HEAD {bl.git_head()}",
-          flush=True)  # fmt: skip
-    stores = bl.stores_for(sizes, venv)  # every build happens before any timing
-    floor = bl.floors(venv)
-    results = [measure(venv, size, store, how, args.runs) for size, (store, how) in stores.items()]
-    bl.publish(report(venv, floor, results, args.runs), args.out, "startup")
-    print(f"wall time {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    return 0
+    return bl.run_sized_bench(argv, __doc__, "startup", "1,10000,100000", measure, report)
 
 
 if __name__ == "__main__":

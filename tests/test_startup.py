@@ -31,7 +31,7 @@ _CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.comma
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
             "wheypoint.notes", "wheypoint.notes.files"}  # fmt: skip
 _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
-          "wheypoint.store.sqlite.migrations"}  # fmt: skip
+          "wheypoint.store.sqlite.schema"}  # fmt: skip
 _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived"}
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",

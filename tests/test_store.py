@@ -388,3 +388,9 @@ def test_a_failed_write_leaves_nothing_and_the_store_usable(tmp_path: Path) -> N
     assert write(store, "w0", 2, "rev-w0-1").replayed is False
     store.close()
     assert head(path, "w0") == "rev-w0-2"
+
+
+def test_the_schema_version_the_backend_opens_with_is_the_number_of_migrations() -> None:
+    from wheypoint.store.sqlite.schema import SCHEMA_VERSION
+
+    assert len(migrations.MIGRATIONS) == SCHEMA_VERSION

@@ -67,7 +67,10 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
     local = {r for r in candidates if _is_local(r, checkout, ctx.cwd)}
     relative = sorted(r for r in candidates if ref_kind(r) == "relative" and " " not in r)
     if checkout:
-        ignored = checkout.ignored([line_ref_path(r) for r in relative])
+        # A file tracked at HEAD is the repository's, whatever an ignore pattern says: only the others are asked
+        # about, which spares a git process when every relative reference is a tracked path:line.
+        unknown = sorted({line_ref_path(r) for r in relative} - tracked)
+        ignored = checkout.ignored(unknown)
         local |= {r for r in relative if line_ref_path(r) in ignored}
     digests = {}
     for link in intent.get("artifact_links", []):

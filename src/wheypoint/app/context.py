@@ -16,6 +16,7 @@ from wheypoint.notes.files import NOTES_SUBDIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from wheypoint.store.base import Store
@@ -27,11 +28,12 @@ class Context:
     """Where a command runs: the folder, the environment, and the options every command shares."""
 
     def __init__(
-        self, cwd: str | os.PathLike[str] | None = None, environ: dict[str, str] | None = None,
+        self, cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None,
         project: str | None = None,
     ) -> None:  # fmt: skip
         self.cwd = os.path.abspath(cwd) if cwd is not None else os.getcwd()
-        self.environ = dict(os.environ) if environ is None else environ
+        # os.environ itself, not a copy: copying decodes every variable, and nothing here changes them.
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.project = project
         self._checkout: Checkout | bool | None = False  # found on first use
 

@@ -52,8 +52,8 @@ import sqlite3
 
 from wheypoint.model.errors import Refusal
 from wheypoint.store.rows import Committed, ListedWork, WorkRef
-from wheypoint.store.sqlite import WORK_COLUMNS, like_escaped, migrations
-from wheypoint.store.sqlite.migrations import MIGRATIONS, Features
+from wheypoint.store.sqlite import WORK_COLUMNS, like_escaped
+from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,9 +156,9 @@ class SqliteStore:
             if create and os.path.dirname(path):
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             store._conn = _connect(path, read_only=not create, durable=durable)
-            version = migrations.version(store._conn)
-            if version != len(MIGRATIONS):
-                store._migrate(version, create, durable)
+            found = version(store._conn)
+            if found != SCHEMA_VERSION:
+                store._migrate(found, create, durable)
             return store
         except sqlite3.DatabaseError as exc:
             store._discard()
@@ -178,12 +178,11 @@ class SqliteStore:
             except sqlite3.DatabaseError:
                 pass
 
-    def _migrate(self, version: int, create: bool, durable: bool) -> None:
-        if version > len(MIGRATIONS):
+    def _migrate(self, found: int, create: bool, durable: bool) -> None:
+        if found > SCHEMA_VERSION:
             raise Refusal(
                 "runtime-behind",
-                f"the store at {self.path} has schema {version}; this runtime knows "
-                f"{len(MIGRATIONS)}: upgrade wheypoint",
+                f"the store at {self.path} has schema {found}; this runtime knows {SCHEMA_VERSION}: upgrade wheypoint",
             )
         conn = self._require()
         if create:
@@ -203,9 +202,11 @@ class SqliteStore:
 
     def _apply_migrations(self, conn: sqlite3.Connection) -> None:
         """Run the migrations the store has not had, in one transaction, re-reading its version under the lock."""
+        from wheypoint.store.sqlite.migrations import MIGRATIONS  # only a store behind this runtime needs them
+
         conn.execute("BEGIN IMMEDIATE")
         try:
-            done = migrations.version(conn)
+            done = version(conn)
             for number, (_, apply) in enumerate(MIGRATIONS[done:], start=done + 1):
                 apply(conn)
                 conn.execute(f"PRAGMA user_version = {number}")
@@ -242,7 +243,7 @@ class SqliteStore:
             if self._conn is None:
                 return Features()
             try:
-                self._features = migrations.features(self._conn)
+                self._features = features(self._conn)
             except sqlite3.DatabaseError as exc:
                 raise _refusal(exc, self.path, "read") from None
         return self._features

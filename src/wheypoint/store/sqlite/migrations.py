@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from wheypoint.model.records import Record
+from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,12 +31,6 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
-def version(conn: sqlite3.Connection) -> int:
-    """The schema version of the store open on `conn`: how many migrations it has had."""
-    value: int = conn.execute("PRAGMA user_version").fetchone()[0]
-    return value
-
-
 def pending(conn: sqlite3.Connection) -> list[str]:
     """The names of the migrations the store on `conn` has not had yet, in the order they would run; reads only.
 
@@ -44,25 +38,6 @@ def pending(conn: sqlite3.Connection) -> list[str]:
     that store: `runtime-behind`).
     """
     return [name for name, _ in MIGRATIONS[version(conn) :]]
-
-
-class Features(Record):
-    """What a store's schema offers the queries: the form migrations 3 and 4 gave its optional tables.
-
-    `search` and `slug_index` are FTS5 tables where the SQLite that ran those migrations had FTS5 (and its
-    trigram tokenizer), and plain tables otherwise: the file decides, not the SQLite reading it.
-    """
-
-    fts5_search: bool = False  # --grep matches through the FTS5 index and ranks by bm25, else LIKE over a scan
-    trigram_slugs: bool = False  # a slug part of 3+ characters is found through the trigram index, else a scan
-
-
-def features(conn: sqlite3.Connection) -> Features:
-    """The Features of the store open on `conn`, from the SQL its optional tables were created with; reads only."""
-    rows = conn.execute("SELECT name, lower(sql) FROM sqlite_master WHERE name IN ('search', 'slug_index')")
-    sql = {name: text or "" for name, text in rows}
-    slugs = sql.get("slug_index", "")
-    return Features(fts5_search="fts5" in sql.get("search", ""), trigram_slugs="fts5" in slugs and "trigram" in slugs)
 
 
 def run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -190,3 +165,9 @@ def m004_slug_substrings(conn: sqlite3.Connection) -> None:
     else:
         conn.execute("CREATE TABLE slug_index (slug TEXT NOT NULL)")
     conn.execute("INSERT INTO slug_index (rowid, slug) SELECT rowid, slug FROM works")
+
+
+if len(MIGRATIONS) != SCHEMA_VERSION:  # the constant the backend opens stores with must follow this list
+    raise RuntimeError(f"{len(MIGRATIONS)} migrations, but schema.SCHEMA_VERSION is {SCHEMA_VERSION}")
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Features", "features", "migration", "pending", "version"]
