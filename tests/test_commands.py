@@ -76,3 +76,20 @@ def test_an_unknown_harness_names_the_harness_parameter(wp: Runner) -> None:
     assert done.code == 2
     assert done.json["error"]["code"] == "unknown-harness" and done.json["error"]["parameter"] == "harness"
     assert done.json["error"]["message"].startswith("--harness takes claude-code")
+
+
+def test_the_program_ends_with_its_reply_flushed_and_its_exit_code(wp: Runner, tmp_path: Path) -> None:
+    done = wp("show", "nosuch")
+    assert done.code == 1 and done.json["error"]["code"] == "record-missing" and done.stdout.endswith("\n")
+    assert done.stderr == ""
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(home: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "WHEYPOINT_HOME": str(home)}
+    script = f"{sys.executable} -m wheypoint --help | head -c 5 >/dev/null; {sys.executable} -m wheypoint list | true"
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr

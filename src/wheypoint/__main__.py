@@ -1,7 +1,5 @@
-"""Entry point for `python -m wheypoint`."""
+"""Entry point for `python -m wheypoint`: the same program as the `wheypoint` command."""
 
-import sys
+from wheypoint.cli.main import run
 
-from wheypoint.cli.main import main
-
-sys.exit(main())
+run()

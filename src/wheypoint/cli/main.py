@@ -256,3 +256,20 @@ def main(argv: list[str] | None = None) -> int:
         error = {"code": "internal-error", "message": f"{type(exc).__name__}: {exc}"}
         print(json.dumps({"ok": False, "error": error}, ensure_ascii=False))
         return 1
+
+
+def run() -> None:
+    """The `wheypoint` program: run the command, flush what it printed, and end the process at once.
+
+    By the time `main` returns, the store is closed (every command closes it in a `finally`), every note or
+    file written is flushed, fsynced and closed, and no thread runs. What is left of an ordinary exit is
+    the interpreter tearing down every module and object one by one, about 5 ms that nobody waits for
+    usefully, so the process ends with `os._exit` once its two output streams are flushed.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a reader that went away (e.g. `| head`): what could be written was written
+        code = code or 1
+    os._exit(code)
