@@ -41,7 +41,11 @@ def _after(turns: Iterator[Turn], since: str) -> Iterator[Turn]:
         elif turn.id == since:
             seen = True
     if not seen:
-        raise Refusal("unknown-turn", f"no turn {since!r} in the transcript; --since takes a turn id or a timestamp")
+        raise Refusal(
+            "unknown-turn",
+            f"names no turn of the transcript ({since!r}); it takes a turn id or a timestamp",
+            parameter="since",
+        )
 
 
 def turns(

@@ -85,7 +85,7 @@ def _choose(found: list[SessionInfo], latest: bool, searched: str) -> SessionInf
         return max(found, key=lambda info: info.last_activity or "")
     raise Refusal(
         "session-required",
-        f"{len(found)} sessions fit {searched}; name one with --session or --transcript, or pass --latest",
+        f"{len(found)} sessions fit {searched}; name one (by session or transcript), or ask for the latest",
         details={"candidates": _candidates_json(found)},
     )
 
@@ -189,9 +189,11 @@ def by_path(path: str | os.PathLike[str], harness: str | None, session: str | No
         if harness:  # the caller vouches for the format; the reader will count what it cannot use
             return Located(harness, path, session, None)
         raise Refusal("transcript-unrecognised", f"{path} is not a transcript of {', '.join(HARNESSES)}; "
-                      "pass --harness to read it anyway")  # fmt: skip
+                      "name its harness to read it anyway")  # fmt: skip
     if len(matches) > 1:
-        raise Refusal("harness-ambiguous", f"{path} reads as {', '.join(n for n, _ in matches)}; pass --harness")
+        raise Refusal(
+            "harness-ambiguous", f"is needed: {path} reads as {', '.join(n for n, _ in matches)}", parameter="harness"
+        )
     name, info = matches[0]
     return Located(name, path, info.session_id, info)
 

@@ -376,7 +376,7 @@ class SqliteStore:
             if base is None:
                 raise Refusal(
                     "base-revision-required",
-                    f"{work_id} exists; name its head as the base (--base {current})",
+                    f"{work_id} exists; name its head {current} as the base revision",
                     details={"work_id": work_id, "head_revision_id": current},
                 )
             if base != current:
