@@ -243,7 +243,9 @@ def test_bad_input_gets_a_coded_refusal_and_changes_nothing(
 
 
 def test_a_directory_or_a_corrupt_store_is_refused(wp: Runner, repo: Path, home: Path) -> None:
-    reply = wp("checkpoint", str(repo), cwd=repo)
+    reply = wp("checkpoint", str(repo), cwd=repo)  # a folder's path is neither a slug nor an intent file
+    assert reply.code == 2 and reply.json["error"]["code"] == "usage"
+    reply = wp("checkpoint", "--intent", str(repo), cwd=repo)
     assert reply.json["error"]["code"] == "intent-unreadable"
     home.mkdir(parents=True)
     (home / "store.sqlite3").write_bytes(b"this is not a database" * 100)

@@ -80,8 +80,8 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
     project = ctx.project_key()
     store = ctx.open_store(create=False)
     try:
-        if ref.startswith("/") or ref.startswith("~"):
-            return _resolve_path(ctx, store, os.path.expanduser(ref))
+        if ref.startswith(("/", "~")) or _names_a_file(ctx, ref):
+            return _resolve_path(ctx, store, os.path.join(ctx.cwd, os.path.expanduser(ref)))
         matched, works = _lookup(store, ref, project)
         if not works:
             legacy = _legacy_match(ctx, ref)
@@ -98,6 +98,15 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
         return _trusted(ctx, store, works[0], matched, ref)
     finally:
         store.close()
+
+
+def _names_a_file(ctx: Context, ref: str) -> bool:
+    """A reference written as a path (`./x`, `a/b.md`, `x.md`) that names a file from the current folder.
+
+    A slug holds no `/` and no `.`, and a work id ends in `.<8 hex>`, so neither is mistaken for a path.
+    """
+    looks_like_path = "/" in ref or ref.endswith(".md") or ref.startswith(".")
+    return looks_like_path and os.path.isfile(os.path.join(ctx.cwd, ref))
 
 
 def _legacy_match(ctx: Context, ref: str) -> str | None:

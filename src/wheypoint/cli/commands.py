@@ -57,6 +57,7 @@ TRANSCRIPT = (
     Option("--latest", "when several sessions fit, take the most recent one"),
 )
 WRITE_OPTIONS = (
+    Option("--intent", "read the intent from this JSON file (- for stdin) instead of flags", "FILE"),
     PROJECT, NOTE_DIR, Option("--no-note", "record only; write no note"), FORMAT,
     Option("--json", "the same as --format json"), Option("--text", "the same as --format text"), *TRANSCRIPT,
 )  # fmt: skip

@@ -39,7 +39,7 @@ def run_demo(*, keep: bool = False) -> int:
             "--rationale", "Both are standard. options: full jitter | equal jitter; leaning: full jitter",
             "--owner", "payments lead",
             "--context", "retry.py:2",
-        ], stdin_is_tty=True)  # fmt: skip
+        ])  # fmt: skip
         reply = checkpoint(ctx, first.intent, NoteOptions())
         print(json.dumps({"ok": True, "command": "checkpoint", **reply}, indent=2))
         gate = next(e for e in reply["added"] if e.startswith("q-"))
@@ -48,7 +48,7 @@ def run_demo(*, keep: bool = False) -> int:
             "--resolve", gate, "--rationale", "The payments lead chose full jitter.",
             "--decision", "Use full jitter.", "--rationale", "Spreads retries best under a thundering herd.",
             "--notes", "Design settled; build it in retry.py with a unit test per cap boundary.",
-        ], stdin_is_tty=True)  # fmt: skip
+        ])  # fmt: skip
         reply = checkpoint(ctx, second.intent, NoteOptions())
         print(json.dumps({"ok": True, "command": "checkpoint", **reply}, indent=2))
         print()

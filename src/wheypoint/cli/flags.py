@@ -30,7 +30,6 @@ directive quotes are checked against the user's turns and --meat turns are copie
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 
@@ -308,30 +307,34 @@ class _FlagParser:
         intent.setdefault("decision_dossier", []).append(fork)
 
 
-def parse_intent_command(argv: list[str], stdin_is_tty: bool, command: str = "checkpoint") -> ParsedCommand:
+def parse_intent_command(argv: list[str], command: str = "checkpoint") -> ParsedCommand:
     """Turn `checkpoint`/`validate` arguments into an intent (from JSON or flags) and options."""
     parser = _FlagParser(command)
     parser.feed(argv)
     if len(parser.positional) > 1:
         raise usage(f"one work or intent file at most, got {len(parser.positional)}: {parser.positional}")
     target = parser.positional[0] if parser.positional else None
-    source: str | None = None
-    if target is not None and (target == "-" or target.endswith(".json") or os.path.exists(target)):
+    # An intent file is `-` (stdin), a name ending in .json, or what --intent names; anything else is a slug or
+    # a work id, even where a file or folder of that name exists. Standard input is read only when asked for.
+    source: str | None = parser.options.get("intent")
+    if source is not None and target is not None:
+        raise usage(f"two intents: {target} and --intent {source}; give one")
+    if target is not None and (target == "-" or target.lower().endswith(".json")):
         source = target
-    elif target is None and not parser.intent_flags and not stdin_is_tty:
-        source = "-"
     if source is not None:
         if parser.intent_flags:
             raise Refusal("intent-ambiguous", "give the intent as JSON or as flags, not both")
         intent: Any = parse_json_document(read_input(source, "intent"))
     else:
         if target is None and not parser.intent_flags:
-            raise usage("give an intent: a JSON file, `-` for stdin, or <work> with flags")
+            raise usage("give an intent: <work> with flags, a .json file, --intent FILE, or - for stdin")
         intent = parser.build()
         if target is not None:
             if is_work_id(target):
                 intent["work_id"] = target
             elif is_slug(target):
+                if intent.get("slug", target) != target:
+                    raise Refusal("flag-conflict", f"--slug {intent['slug']} differs from the target {target}")
                 intent["slug"] = target
             else:
                 raise usage(f"{target!r} is neither a work id, a slug nor an intent file")

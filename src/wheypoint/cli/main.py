@@ -172,7 +172,7 @@ def _write(command: Command, argv: list[str]) -> int:
     from wheypoint.app.context import NoteOptions
     from wheypoint.cli.flags import parse_intent_command
 
-    parsed = parse_intent_command(argv, stdin_is_tty=sys.stdin.isatty(), command=command.name)
+    parsed = parse_intent_command(argv, command=command.name)
     fmt = "text" if parsed.options.get("text") else "json" if parsed.options.get("json") else None
     fmt = parsed.options.get("format", fmt)
     if fmt not in (None, "json", "text"):
@@ -224,7 +224,9 @@ def _run(argv: list[str]) -> int:
     if command is None:
         raise unknown_command(argv[0])
     rest = argv[1:]
-    if rest and rest[0] in ("-h", "--help"):
+    # Help anywhere before a `--`: `handoff render --help` asks for help, not for a note named --help.
+    before_dashes = rest[: rest.index("--")] if "--" in rest else rest
+    if any(arg in ("-h", "--help") for arg in before_dashes):
         print(_help(command))
         return 0
     if command.grammar == "intent":

@@ -1,0 +1,67 @@
+"""What a first session hit (issue 8): references that mean what the user meant, and help on every command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Runner, make_repo
+
+FIRST = ["--orientation", "Docs site, outlined.", "--next", "hold", "--notes", "Outline agreed."]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "shop", {"docs/index.md": "# Docs\n", "retry.py": "a\n"})
+
+
+def test_a_slug_that_is_also_a_folder_name_is_a_slug(wp: Runner, repo: Path) -> None:
+    done = wp("checkpoint", "docs", *FIRST, cwd=repo)
+    assert done.code == 0, done.stdout
+    assert done.json["slug"] == "docs"
+
+
+def test_only_dash_a_json_file_or_intent_names_an_intent_file(wp: Runner, repo: Path) -> None:
+    (repo / "plan").write_text('{"slug": "plan", "orientation": "x.", "next": {"move": "hold"}, "notes": "n"}')
+    done = wp("validate", "plan", *FIRST, cwd=repo)  # a file named plan exists; the target is still a slug
+    assert done.code == 0 and done.json["slug"] == "plan"
+    by_option = wp("validate", "--intent", "plan", cwd=repo)
+    assert by_option.code == 0 and by_option.json["slug"] == "plan"
+
+
+def test_an_idle_stdin_is_not_read_without_dash(home: Path, repo: Path) -> None:
+    # stdin is a pipe nobody writes to: checkpoint with no target must answer at once, not wait for ever.
+    reader, writer = __import__("os").pipe()
+    try:
+        done = subprocess.run([sys.executable, "-m", "wheypoint", "checkpoint"], cwd=repo, stdin=reader,
+                              env={"WHEYPOINT_HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True,
+                              text=True, timeout=30, check=False)  # fmt: skip
+    finally:
+        __import__("os").close(writer)
+        __import__("os").close(reader)
+    assert done.returncode == 2 and '"usage"' in done.stdout
+
+
+def test_a_slug_flag_beside_a_positional_slug_is_refused_when_they_differ(wp: Runner, repo: Path) -> None:
+    done = wp("checkpoint", "docs", "--slug", "other", *FIRST, cwd=repo)
+    assert done.code == 1 and done.json["error"]["code"] == "flag-conflict"
+    same = wp("validate", "docs", "--slug", "docs", *FIRST, cwd=repo)
+    assert same.code == 0
+
+
+def test_a_relative_note_path_resolves_as_a_path(wp: Runner, repo: Path) -> None:
+    assert wp("checkpoint", "docs", *FIRST, cwd=repo).code == 0
+    for ref in (".cheese/notes/docs.md", "./.cheese/notes/docs.md"):
+        for args in (("resolve", ref), ("handoff", "dispatch", ref)):
+            done = wp(*args, cwd=repo)
+            assert done.code == 0, done.stdout
+            assert done.json["outcome"] != "not-found" and done.json["work_id"].startswith("docs."), (args, done.json)
+
+
+@pytest.mark.parametrize("args", [("handoff", "render", "--help"), ("snapshot", "--help"), ("list", "--gated", "-h")])
+def test_help_anywhere_on_a_command_line_prints_that_commands_help(wp: Runner, args: tuple[str, ...]) -> None:
+    done = wp(*args)
+    assert done.code == 0 and done.stdout.startswith(f"usage: wheypoint {args[0]}")
