@@ -65,3 +65,36 @@ def test_a_relative_note_path_resolves_as_a_path(wp: Runner, repo: Path) -> None
 def test_help_anywhere_on_a_command_line_prints_that_commands_help(wp: Runner, args: tuple[str, ...]) -> None:
     done = wp(*args)
     assert done.code == 0 and done.stdout.startswith(f"usage: wheypoint {args[0]}")
+
+
+def _first(wp: Runner, repo: Path) -> str:
+    done = wp("checkpoint", "docs", *FIRST, cwd=repo)
+    assert done.code == 0, done.stdout
+    return str(done.json["revision_id"])
+
+
+def test_show_takes_a_revision_by_number_label_or_id(wp: Runner, repo: Path) -> None:
+    first = _first(wp, repo)
+    second = wp("checkpoint", "docs", "--base", first, "--notes", "Changed.", cwd=repo)
+    assert second.code == 0
+    for ref in ("1", "r1", first):
+        done = wp("show", "docs", "--revision", ref, cwd=repo)
+        assert done.code == 0, (ref, done.stdout)
+        assert done.json["record"]["revision_id"] == first and done.json["note"]["state"] == "not-head"
+    assert wp("show", "docs", "--revision", "r7", cwd=repo).json["error"]["code"] == "revision-missing"
+
+
+def test_a_made_up_base_is_unknown_not_stale(wp: Runner, repo: Path) -> None:
+    _first(wp, repo)
+    for command in ("validate", "checkpoint"):
+        done = wp(command, "docs", "--base", "rev-0123456789abcdef", "--notes", "More.", cwd=repo)
+        assert done.code == 1 and done.json["error"]["code"] == "unknown-base", (command, done.stdout)
+
+
+def test_a_home_that_is_a_file_is_one_clear_refusal_for_every_command(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    _first(wp, repo)
+    as_file = tmp_path / "home-is-a-file"
+    as_file.write_text("not a folder")
+    for args in (("checkpoint", "docs3", *FIRST), ("list",), ("resolve", "docs")):
+        done = wp(*args, cwd=repo, env={"WHEYPOINT_HOME": str(as_file)})
+        assert done.code == 1 and done.json["error"]["code"] == "storage-error", (args, done.stdout)

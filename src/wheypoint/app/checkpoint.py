@@ -165,7 +165,7 @@ def _dry_run_or_commit(
                 receipt = next(r for r in store.revisions(work_id) if r["revision_id"] == candidate)
                 return {"record": replay, "revision": receipt, "replayed": True, "warnings": []}
             head = store.record(work_id)
-            _check_base(work_id, head, base)
+            _check_base(store, work_id, head, base)
             outcome = build(head)
             return {"record": outcome.record, "revision": outcome.revision, "replayed": False,
                     "warnings": observed + outcome.warnings}  # fmt: skip
@@ -176,12 +176,15 @@ def _dry_run_or_commit(
         store.close()
 
 
-def _check_base(work_id: str, head: dict[str, Any] | None, base: str | None) -> None:
+def _check_base(store: Store, work_id: str, head: dict[str, Any] | None, base: str | None) -> None:
     """The same base rules the store enforces on commit, for a dry run."""
     if head is None and base is not None:
         raise Refusal("unknown-base", f"revision {base} is not a revision of {work_id}, which has none yet")
     if head is None or base == head["revision_id"]:
         return
+    if base is not None and store.record(work_id, base) is None:
+        raise Refusal("unknown-base", f"{base} is not a revision of {work_id}; its head is {head['revision_id']}",
+                      details={"work_id": work_id, "head_revision_id": head["revision_id"]})  # fmt: skip
     code = "base-revision-required" if base is None else "stale-parent"
     raise Refusal(code, f"the head of {work_id} is {head['revision_id']}; pass it as the base",
                   details={"work_id": work_id, "head_revision_id": head["revision_id"]})  # fmt: skip

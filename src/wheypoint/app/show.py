@@ -18,6 +18,8 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     store = ctx.open_store(create=False)
     try:
         work = find_work(store, ref, ctx.project_key())
+        if revision_id is not None:
+            revision_id = _revision_named(store.revisions(work.work_id), revision_id)
         record = store.record(work.work_id, revision_id)
         if record is None:
             raise Refusal("revision-missing", f"{revision_id} is not a revision of {work.work_id}")
@@ -64,3 +66,13 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
 def note_text(record: dict[str, Any]) -> str:
     """The note a record renders to: what `show` prints for a person."""
     return render(record)
+
+
+def _revision_named(revisions: list[dict[str, Any]], ref: str) -> str:
+    """The revision id a reference means: the id itself, its number (`2`) or the label `log` prints (`r2`)."""
+    number = ref[1:] if ref[:1] in ("r", "R") else ref
+    if number.isdigit():
+        for revision in revisions:
+            if revision["revision_number"] == int(number):
+                return str(revision["revision_id"])
+    return ref

@@ -70,7 +70,7 @@ COMMANDS: tuple[Command, ...] = (
             (("target", "a slug or work id with flags, an intent.json, or -"),), WRITE_OPTIONS,
             "wheypoint validate intent.json", grammar="intent", text_form="validate"),
     Command("show", "the head record (or an earlier one) and its note's state", (("work", "a slug or work id"),),
-            (Option("--revision", "an earlier revision id of the work", "ID"), NOTE_DIR,
+            (Option("--revision", "an earlier revision: its id, its number (2) or its label (r2)", "REV"), NOTE_DIR,
              Option("--write-note", "re-render a stale or missing note"), PROJECT, FORMAT),
             "wheypoint show retry-backoff", text_form="show"),
     Command("log", "the revision chain: what each revision added and moved", (("work", "a slug or work id"),),

@@ -117,6 +117,21 @@ def _refusal(exc: sqlite3.Error, path: str, doing: str) -> Refusal:
     return Refusal("storage-error", f"cannot {doing} the store at {path}: {exc}")
 
 
+def _refuse_a_file_for_a_folder(path: str) -> None:
+    """A store whose folder (or a folder above it) is a file is misconfigured: one refusal for every command.
+
+    Without this a reader would see no store at all and answer as if it were empty.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+    if not os.path.isdir(folder):
+        raise Refusal("storage-error", f"cannot use the store at {path}: {folder} is a file, not a folder")
+
+
 def _rollback(conn: sqlite3.Connection) -> None:
     """End the open transaction, if SQLite has not ended it already; the error being raised matters more."""
     if conn.in_transaction:
@@ -149,6 +164,7 @@ class SqliteStore:
         a checkpoint to an agent uses it.
         """
         path = os.fspath(path)
+        _refuse_a_file_for_a_folder(path)
         if not create and not os.path.exists(path):
             return cls(None, path)
         store = cls(None, path, writer=create)
@@ -379,6 +395,11 @@ class SqliteStore:
                     f"{work_id} exists; name its head {current} as the base revision",
                     details={"work_id": work_id, "head_revision_id": current},
                 )
+            if base != current and self._one(
+                "SELECT 1 FROM revisions WHERE revision_id = ? AND work_id = ?", (base, work_id)
+            ) is None:  # fmt: skip
+                raise Refusal("unknown-base", f"{base} is not a revision of {work_id}; its head is {current}",
+                              details={"work_id": work_id, "head_revision_id": current})  # fmt: skip
             if base != current:
                 raise Refusal(
                     "stale-parent",
