@@ -98,3 +98,30 @@ def test_a_home_that_is_a_file_is_one_clear_refusal_for_every_command(wp: Runner
     for args in (("checkpoint", "docs3", *FIRST), ("list",), ("resolve", "docs")):
         done = wp(*args, cwd=repo, env={"WHEYPOINT_HOME": str(as_file)})
         assert done.code == 1 and done.json["error"]["code"] == "storage-error", (args, done.stdout)
+
+
+def test_a_note_that_cannot_be_written_is_note_unwritable_for_show_too(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    _first(wp, repo)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    done = wp("show", "docs", "--note-dir", str(blocker / "notes"), "--write-note", cwd=repo)
+    assert done.code == 1 and done.json["error"]["code"] == "note-unwritable", done.stdout
+
+
+def test_terminal_text_shows_no_python_reprs(wp: Runner, tmp_path: Path) -> None:
+    import json
+
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": str(tmp_path), "timestamp": "2026-11-30T10:00:00Z",
+         "message": {"role": "user", "content": "do it"}},
+        {"type": "progress", "uuid": "p1", "sessionId": "s1"},
+        {"type": "assistant", "uuid": "a1", "sessionId": "s1", "timestamp": "2026-11-30T10:01:00Z",
+         "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Done. <!-- ckpt -->"}]}},
+        "not json at all",
+    ]  # fmt: skip
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    for command in ("turns", "harvest"):
+        done = wp(command, "--transcript", str(transcript), "--format", "text")
+        assert done.code == 0, done.stdout
+        assert "{" not in done.stdout and "None" not in done.stdout and "'" not in done.stdout, done.stdout

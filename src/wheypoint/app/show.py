@@ -31,7 +31,11 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     else:
         state = note_state(path, render(record)) if os.path.exists(path) else "missing"
     if repair_note and state in ("stale", "missing"):
-        write_atomic(path, render(record))
+        try:
+            write_atomic(path, render(record))
+        except OSError as exc:  # the same refusal checkpoint gives as a warning: the store is untouched
+            raise Refusal("note-unwritable", f"the note was not written to {path}: {exc.strerror or exc}",
+                          details={"note_path": path}) from None  # fmt: skip
         state = "rewritten"
     return {"work_id": work.work_id, "record": record, "note": {"path": path, "state": state}}
 

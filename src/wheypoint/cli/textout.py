@@ -60,14 +60,25 @@ def turns(reply: dict[str, Any]) -> str:
         lines.append(turn["text"])
     skipped = {k: v for k, v in reply["stats"].items() if v and k != "records"}
     if skipped:
-        lines.append(f"(skipped: {skipped})")
+        lines.append(f"(skipped: {_counts(skipped)})")
     return "\n".join(lines)
+
+
+def _counts(counts: dict[str, Any]) -> str:
+    """`malformed 2, skipped types (progress 3, system 1)`: counts as a person reads them, nested ones in brackets."""
+    parts = []
+    for key, value in counts.items():
+        name = key.replace("_", " ")
+        parts.append(f"{name} ({_counts(value)})" if isinstance(value, dict) else f"{name} {value}")
+    return ", ".join(parts)
 
 
 def harvest(reply: dict[str, Any]) -> str:
     lines = [f"{reply['count']} trailers, {reply['parsed']} parsed ({reply['transcript']})"]
     for t in reply["trailers"]:
-        lines.append(f"- {t['turn_id']} [{t['status']}] {t['type']} w{t['weight']}: {' '.join(t['text'].split())}")
+        weight = f" w{t['weight']}" if t.get("weight") is not None else ""
+        kind = t.get("type") or "(no type)"
+        lines.append(f"- {t['turn_id']} [{t['status']}] {kind}{weight}: {' '.join(t['text'].split())}")
     return "\n".join(lines)
 
 
