@@ -125,3 +125,11 @@ def test_terminal_text_shows_no_python_reprs(wp: Runner, tmp_path: Path) -> None
         done = wp(command, "--transcript", str(transcript), "--format", "text")
         assert done.code == 0, done.stdout
         assert "{" not in done.stdout and "None" not in done.stdout and "'" not in done.stdout, done.stdout
+
+
+def test_a_malformed_value_is_told_the_shape_expected(wp: Runner, repo: Path) -> None:
+    _first(wp, repo)
+    done = wp("validate", "docs", "--base", "r1", "--notes", "More.", cwd=repo)
+    problem = done.json["error"]["problems"][0]
+    assert problem["code"] == "bad-format" and problem["path"] == "$.base_revision_id"
+    assert "rev- and 16 lowercase hex digits" in problem["message"] and "'r1'" in problem["message"]

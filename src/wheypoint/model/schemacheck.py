@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 
 from wheypoint.model.errors import Problem
+from wheypoint.model.shapes import PATTERN_SHAPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,8 +124,9 @@ class SchemaChecker:
                 Problem(code or "too-long", path, f"is {len(value)} characters; the limit is {schema['maxLength']}")
             )
         if "pattern" in schema and not _regex(schema["pattern"]).search(value):
-            hint = schema.get("description", f"must match {schema['pattern']}")
-            problems.append(Problem(code or "bad-format", path, hint))
+            shape = PATTERN_SHAPES.get(schema["pattern"], f"a text matching {schema['pattern']}")
+            what = f"{schema['description']}: " if "description" in schema else ""
+            problems.append(Problem(code or "bad-format", path, f"{what}expected {shape}; got {value[:60]!r}"))
 
     def _check_array(self, schema: dict[str, Any], value: list[Any], path: str, problems: list[Problem]) -> None:
         code = schema.get("x-code")

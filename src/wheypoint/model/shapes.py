@@ -11,6 +11,16 @@ ENTRY_ID_PATTERN = r"^[dqbvo]-[0-9a-f]{12}$"
 LABEL_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
+# Each pattern's shape in words, for the refusal a value that misses it gets (`bad-format`).
+PATTERN_SHAPES = {
+    SLUG_PATTERN: "a slug: 1 to 48 of a-z, 0-9 and -, not starting or ending with -",
+    WORK_ID_PATTERN: "a work id: <slug>.<8 lowercase hex digits>, e.g. retry-backoff.1a2b3c4d",
+    REVISION_ID_PATTERN: "a revision id: rev- and 16 lowercase hex digits, e.g. rev-0123456789abcdef",
+    ENTRY_ID_PATTERN: "an entry id: d-, q-, b-, v- or o- and 12 lowercase hex digits, e.g. d-0123456789ab",
+    LABEL_PATTERN: "a label: a lowercase letter, then up to 31 of a-z, 0-9, _ and -",
+    DIGEST_PATTERN: "a digest: sha256: and 64 lowercase hex digits",
+}
+
 # The harnesses whose transcripts wheypoint reads; a record's session may also name "other".
 READABLE_HARNESSES = ("claude-code", "codex", "opencode", "gemini")
 
