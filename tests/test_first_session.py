@@ -133,3 +133,18 @@ def test_a_malformed_value_is_told_the_shape_expected(wp: Runner, repo: Path) ->
     problem = done.json["error"]["problems"][0]
     assert problem["code"] == "bad-format" and problem["path"] == "$.base_revision_id"
     assert "rev- and 16 lowercase hex digits" in problem["message"] and "'r1'" in problem["message"]
+
+
+def test_log_shows_what_moved_between_revisions(wp: Runner, repo: Path) -> None:
+    first = _first(wp, repo)
+    second = wp("checkpoint", "docs", "--base", first, "--next", "cook", "--artifact", "docs/index.md",
+                "--context", "retry.py:1", "--question", "Ship?", "--gates", "--rationale", "Risky. options: yes | no;"
+                " leaning: yes", cwd=repo)  # fmt: skip
+    assert second.code == 0, second.stdout
+    revisions = wp("log", "docs", "--format", "json", cwd=repo).json["revisions"]
+    moved = revisions[1]["moved"]
+    assert moved["next"] == {"from": "hold", "to": "cook"}
+    assert moved["status"]["from"] == "ok" and moved["status"]["to"].startswith("gated: Ship?")
+    assert moved["context"]["added"] and moved["context"]["added"][0].startswith("retry.py:1")
+    text = wp("log", "docs", "--format", "text", cwd=repo).stdout
+    assert "next: hold -> cook" in text and "status: ok -> gated: Ship?" in text

@@ -45,12 +45,12 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
     try:
         work = find_work(store, ref, ctx.project_key())
         revisions = store.revisions(work.work_id)
-        head = store.record(work.work_id)
+        records = [store.record(work.work_id, revision["revision_id"]) or {} for revision in revisions]
     finally:
         store.close()
-    texts = {e["id"]: e for e in (head or {}).get("entries", [])}
+    texts = {e["id"]: e for e in (records[-1] if records else {}).get("entries", [])}
     chain = []
-    for revision in revisions:
+    for revision, record, before in zip(revisions, records, [{}, *records], strict=False):
         chain.append({
             "revision_number": revision["revision_number"],
             "revision_id": revision["revision_id"],
@@ -63,6 +63,7 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
             "links_removed": revision["links_removed"],
             "notes_changed": revision["notes_changed"],
             "compacted": revision["compacted"],
+            "moved": _moved(before, record),
         })  # fmt: skip
     return {"work_id": work.work_id, "slug": work.slug, "status": work.status, "revisions": chain}
 
@@ -80,3 +81,28 @@ def _revision_named(revisions: list[dict[str, Any]], ref: str) -> str:
             if revision["revision_number"] == int(number):
                 return str(revision["revision_id"])
     return ref
+
+
+def _next_line(record: dict[str, Any]) -> str | None:
+    """A record's next move as one line: the move, or its items in order."""
+    nxt = record.get("next") or {}
+    if nxt.get("move"):
+        return str(nxt["move"])
+    items = [f"{item.get('skill')} {item.get('arg')}" for item in nxt.get("items", [])]
+    return "; ".join(items) or None
+
+
+def _moved(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What a revision changed that its receipt does not list: the next move, the status, the working context."""
+    moved: dict[str, Any] = {}
+    for key, read in (("next", _next_line), ("status", lambda r: r.get("status")),
+                      ("orientation", lambda r: r.get("orientation"))):  # fmt: skip
+        old, new = (read(before) if before else None), read(after)
+        if old != new:
+            moved[key] = {"from": old, "to": new}
+    old_context, new_context = before.get("working_context", []), after.get("working_context", [])
+    added = [item for item in new_context if item not in old_context]
+    removed = [item for item in old_context if item not in new_context]
+    if added or removed:
+        moved["context"] = {"added": added, "removed": removed}
+    return moved

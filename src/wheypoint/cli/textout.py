@@ -44,6 +44,12 @@ def log(reply: dict[str, Any]) -> str:
             lines.append(f"    ~ {move['entry']} {move['action']}{by}")
         lines += [f"    + link {ref}" for ref in rev["links_added"]]
         lines += [f"    - link {ref}" for ref in rev["links_removed"]]
+        for key, change in rev.get("moved", {}).items():
+            if key == "context":
+                lines += [f"    + context {item}" for item in change["added"]]
+                lines += [f"    - context {item}" for item in change["removed"]]
+            elif change["from"] is not None:
+                lines.append(f"    {key}: {change['from']} -> {change['to']}")
     return "\n".join(lines)
 
 
