@@ -148,3 +148,15 @@ def test_log_shows_what_moved_between_revisions(wp: Runner, repo: Path) -> None:
     assert moved["context"]["added"] and moved["context"]["added"][0].startswith("retry.py:1")
     text = wp("log", "docs", "--format", "text", cwd=repo).stdout
     assert "next: hold -> cook" in text and "status: ok -> gated: Ship?" in text
+
+
+def test_the_note_glosses_its_next_move_and_ends_with_the_command_that_continues_it(wp: Runner, repo: Path) -> None:
+    from wheypoint.model.contract import NEXT_MOVES
+    from wheypoint.notes.render import MOVE_GLOSSES
+
+    assert set(MOVE_GLOSSES) == set(NEXT_MOVES)
+    first = _first(wp, repo)
+    note = (repo / ".cheese" / "notes" / "docs.md").read_text()
+    assert "- next: hold: restore orientation and wait" in note
+    assert note.rstrip().endswith(f"- continue: `wheypoint checkpoint docs --base {first} ...`")
+    assert wp("lint", ".cheese/notes/docs.md", cwd=repo).json["clean"] is True

@@ -30,6 +30,21 @@ SECTIONS = (
     "Decision dossier", "Tasks", "Local references", "Identifiers",
 )  # fmt: skip
 DIGEST_KEY = "note_digest"
+# What each next move asks of the reader, in a line, for a cold reader who does not know the pipeline's names.
+MOVE_GLOSSES = {
+    "mold": "shape the fuzzy idea into an approved spec",
+    "cut": "take the artifact named here as the plan and start on it",
+    "cook": "implement the approved spec named in artifact",
+    "press": "harden the written code, then have it reviewed",
+    "age": "review the finished implementation",
+    "cure": "apply the review findings",
+    "affinage": "answer the pull request's review comments or failing CI",
+    "briesearch": "research before deciding or building (read-only)",
+    "culture": "think the problem through, writing nothing (read-only)",
+    "hold": "restore orientation and wait: no action is implied",
+    "tasks": "run the independent tasks below, each in its own worktree",
+    "done": "nothing: the work is finished and this note is its record",
+}
 _DIGEST_PREFIX = f"  {DIGEST_KEY}: "
 # The checks below are plain string tests rather than regular expressions: compiling a pattern costs a few
 # tenths of a millisecond of every process that renders a note, and `show` renders one to compare it.
@@ -240,6 +255,10 @@ def _identifiers(record: Mapping[str, Any]) -> list[str]:
         f"- record_digest: `{record['record_digest']}`",
     ]
     lines += [f"- `{e['id']}`: {e['kind']}, {e['state']}" for e in record["entries"]]
+    move = record["next"].get("move")
+    gloss = MOVE_GLOSSES.get(move or "") if move else "run the listed moves in order"
+    lines.append(f"- next: {escape_line(next_value(record['next']))}: {gloss}")
+    lines.append(f"- continue: `wheypoint checkpoint {record['slug']} --base {record['revision_id']} ...`")
     return lines
 
 
