@@ -160,3 +160,16 @@ def test_the_note_glosses_its_next_move_and_ends_with_the_command_that_continues
     assert "- next: hold: restore orientation and wait" in note
     assert note.rstrip().endswith(f"- continue: `wheypoint checkpoint docs --base {first} ...`")
     assert wp("lint", ".cheese/notes/docs.md", cwd=repo).json["clean"] is True
+
+
+def test_a_decided_fork_says_what_was_chosen_and_why(wp: Runner, repo: Path) -> None:
+    first = wp("checkpoint", "jitter", "--orientation", "Backoff, designed.", "--next", "hold", "--question",
+               "Full or equal jitter?", "--gates", "--rationale", "Both work. options: full | equal; leaning: full",
+               cwd=repo).json  # fmt: skip
+    gate = next(e for e in first["added"] if e.startswith("q-"))
+    done = wp("checkpoint", "jitter", "--base", first["revision_id"], "--resolve", gate, "--rationale",
+              "The payments lead chose full jitter.", cwd=repo)  # fmt: skip
+    assert done.code == 0, done.stdout
+    note = (repo / ".cheese" / "notes" / "jitter.md").read_text()
+    dossier = note.split("## Decision dossier", 1)[1]
+    assert "**Decided** in r2 (resolved): The payments lead chose full jitter." in dossier

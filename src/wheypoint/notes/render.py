@@ -218,11 +218,22 @@ def _settled(entry: Mapping[str, Any]) -> str:
 
 def _dossier(record: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
+    # A fork is decided once its gate is no longer active; the gate is the gating entry that asked the fork.
+    settled = {e["text"]: e for e in record["entries"] if e["gates"] and e["state"] != "active"}
+    by_id = {e["id"]: e for e in record["entries"]}
     for fork in record["decision_dossier"]:
         lines.append(f"### {_one_line(fork['fork'])}")
         lines.append("")
         if fork["gate"]:
             lines.append(f"Gate: `{fork['gate']}`")
+            lines.append("")
+        gate = settled.get(fork["fork"])
+        if gate is not None and "settled" in gate:
+            how = gate["settled"]
+            successor = by_id.get(how.get("by", ""))
+            by = f" by `{successor['id']}` {_one_line(successor['text'])}" if successor else ""
+            lines.append(f"**Decided** in r{how['revision_number']} ({gate['state']}{by}): "
+                         f"{_text_block(how['rationale'])}")  # fmt: skip
             lines.append("")
         for option in fork["options"]:
             lines.append(f"- **Option:** {_text_block(option['option'])}")
