@@ -92,12 +92,14 @@ def test_handoff_parse_render_dispatch(wp: Runner, repo: Path) -> None:
     made = ok(wp("checkpoint", "build-it", "--orientation", "Spec ready.", *args, cwd=repo))
     from_record = ok(wp("handoff", "parse", "build-it", cwd=repo))
     assert from_record["next"] == "cook" and from_record["wheypoint"]["work_id"] == made["work_id"]
-    preamble = ok(wp("handoff", "render", "build-it", cwd=repo))["preamble"]
-    assert preamble.startswith("status: ok\nnext: cook\nartifact: specs/a.md\n")
+    rendered = ok(wp("handoff", "render", "build-it", cwd=repo))
+    assert rendered["preamble"].startswith("status: ok\nnext: cook\nartifact: specs/a.md\n")
+    assert rendered["budget"] == 6000 and "keep it small please" in str(rendered["packet"])  # a packet by default
     packet = ok(wp("handoff", "render", "build-it", "--budget", "2000", cwd=repo))["packet"]
     assert "keep it small please" in str(packet)
     tiny = wp("handoff", "render", "build-it", "--budget", "10", cwd=repo)
     assert tiny.code == 1 and tiny.json["error"]["code"] == "budget-too-small"
+    assert tiny.json["error"]["budget"] == 10 and tiny.json["error"]["minimum"] > 10  # as docs/notes.md says
     run = ok(wp("handoff", "dispatch", "build-it", cwd=repo))
     assert run["dispatchable"] and run["dispatch"]["action"] == "run"
     legacy = ok(wp("handoff", "dispatch", "jitter-choice", cwd=repo))

@@ -57,24 +57,28 @@ def handoff_parse(ctx: Context, ref: str, workspace_root: str | None) -> dict[st
     return {"work_id": record["work_id"], **parse_note(render(record)).as_json()}
 
 
+# The packet `handoff render` builds when no budget is named: room for a typical record's gates, decisions and
+# directives with their quotes whole, and small enough to paste into any agent's context.
+DEFAULT_PACKET_BUDGET = 6000
+
+
 def handoff_render(ctx: Context, ref: str, workspace_root: str | None, budget: str | None) -> dict[str, Any]:
-    """The preamble and orientation of a record, or with --budget a compact resume packet."""
+    """A record's preamble and its resume packet, at most `budget` characters (DEFAULT_PACKET_BUDGET when none)."""
+    from wheypoint.notes.handoff import render_packet
     from wheypoint.notes.render import render
 
-    _, record = _record_for(ctx, ref, workspace_root)
-    if budget is None:
-        preamble = render(record).split("\n\n", 1)[0]
-        return {"work_id": record["work_id"], "preamble": preamble + "\n"}
-    if not budget.isdigit() or int(budget) <= 0:
+    if budget is not None and not (budget.isdigit() and int(budget) > 0):
         raise bad_parameter("budget", "takes a positive number of characters")
-    from wheypoint.notes.handoff import render_packet
-
+    limit = int(budget) if budget is not None else DEFAULT_PACKET_BUDGET
+    _, record = _record_for(ctx, ref, workspace_root)
     store = ctx.open_store(create=False)
     try:
         times = {r["revision_number"]: r["captured_at"] for r in store.revisions(record["work_id"])}
     finally:
         store.close()
-    return {"work_id": record["work_id"], "packet": render_packet(record, int(budget), times)}
+    preamble = render(record).split("\n\n", 1)[0] + "\n"
+    return {"work_id": record["work_id"], "preamble": preamble, "budget": limit,
+            "packet": render_packet(record, limit, times)}  # fmt: skip
 
 
 def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
