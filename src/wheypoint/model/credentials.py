@@ -342,7 +342,9 @@ def _looks_random(value: str, min_len: int) -> bool:
     has_other = any(not c.isalnum() for c in value)
     if not (has_lower or has_upper) or has_lower + has_upper + has_digit + has_other < 2:
         return False  # one class only (a word, a number), or no letters at all (ids, dates)
-    if _wordy(value, word_re, 0.5):
+    # Half a short value in word-like runs reads as words; a long random value reaches half by chance (three
+    # random letters look like a word one time in seven), so long values need more of it.
+    if _wordy(value, word_re, 0.5 if len(value) < 32 else 0.65):
         return False
     path = compiled.path.match(value)
     if path and (path["rel"] or _wordy(value, word_re, 0.25) or value.rfind(".") > len(value) - 6):
