@@ -788,3 +788,21 @@ def run_sized_bench(
     publish(report(venv, floor, results, args.runs), args.out, name)
     print(f"wall time {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return 0
+
+
+@dataclass
+class SizeResult:
+    """What one store size measured: its size, its works, how the store was had, and the timed rounds."""
+
+    size: int
+    works: int
+    how: str
+    rounds: Rounds
+
+
+def report_head(title: str, venv: Venv, floor: tuple[float, float], results: list[SizeResult], runs: int) -> list[str]:
+    """The opening lines every sized benchmark's report shares: title, machine, rounds and stores."""
+    return [f"# wheypoint {title} benchmark", "", *machine_facts(venv, floor),
+            f"- rounds per size: {runs} kept after {WARMUP_ROUNDS} warm-up rounds; each round runs the baseline, "
+            "then " + ", ".join(results[0].rounds.series),
+            "- stores: " + "; ".join(f"{r.size:,}: {r.how}" for r in results), ""]  # fmt: skip

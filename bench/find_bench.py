@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import benchlib as bl
@@ -14,14 +13,6 @@ import benchlib as bl
 FLAT_TARGET = 1.5
 # Each command's start-up target: the start-up benchmark's, every kind of resolve held to resolve's.
 TARGET_OF = {"show": bl.TARGETS["show"], "list --grep": bl.TARGETS["list --grep"]}
-
-
-@dataclass
-class SizeResult:
-    size: int
-    works: int
-    how: str
-    rounds: bl.Rounds
 
 
 def steps_for(venv: bl.Venv, world: bl.World) -> list[bl.Step]:
@@ -35,19 +26,19 @@ def steps_for(venv: bl.Venv, world: bl.World) -> list[bl.Step]:
     ]  # fmt: skip
 
 
-def measure(venv: bl.Venv, size: int, store: Path | None, how: str, runs: int) -> SizeResult:
+def measure(venv: bl.Venv, size: int, store: Path | None, how: str, runs: int) -> bl.SizeResult:
     print(f"measuring the store of {size:,} works ...", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="wheypoint-find-") as tmp:
         world = bl.make_world(Path(tmp), venv, store)
         rounds = bl.run_rounds(venv, world, steps_for(venv, world), runs)
-    return SizeResult(size, world.works, how, rounds)
+    return bl.SizeResult(size, world.works, how, rounds)
 
 
 def _target(name: str) -> float:
     return TARGET_OF.get(name, bl.TARGETS["resolve"])
 
 
-def _checks(results: list[SizeResult]) -> Iterator[str]:
+def _checks(results: list[bl.SizeResult]) -> Iterator[str]:
     for r in results:
         for name, series in r.rounds.series.items():
             value, target = series.paired(r.rounds.baseline), _target(name)
@@ -63,11 +54,8 @@ def _checks(results: list[SizeResult]) -> Iterator[str]:
                    f"| <= {FLAT_TARGET}x | {bl.verdict(value, FLAT_TARGET)} |")  # fmt: skip
 
 
-def report(venv: bl.Venv, floor: tuple[float, float], results: list[SizeResult], runs: int) -> str:
-    lines = ["# wheypoint find benchmark", "", *bl.machine_facts(venv, floor),
-             f"- rounds per size: {runs} kept after {bl.WARMUP_ROUNDS} warm-up rounds; each round runs the baseline, "
-             "then " + ", ".join(results[0].rounds.series),
-             "- stores: " + "; ".join(f"{r.size:,}: {r.how}" for r in results), "",
+def report(venv: bl.Venv, floor: tuple[float, float], results: list[bl.SizeResult], runs: int) -> str:
+    lines = [*bl.report_head("find", venv, floor, results, runs),
              "Ratios: the median of per-round ratios (command over the same round's baseline), then the ratio of "
              "medians in brackets.", "",
              "| store | works | baseline ms | command | ms | ratio | reply |",

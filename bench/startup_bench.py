@@ -6,7 +6,6 @@ import random
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,6 @@ import benchlib as bl
 
 # The update target: validated, then checkpointed with --base, every round (show and resolve read another work).
 UPDATED = bl.PREFIX
-
-
-@dataclass
-class SizeResult:
-    size: int
-    works: int
-    how: str
-    rounds: bl.Rounds
 
 
 def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
@@ -85,20 +76,17 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
     ]
 
 
-def measure(venv: bl.Venv, size: int, store: Path | None, how: str, runs: int) -> SizeResult:
+def measure(venv: bl.Venv, size: int, store: Path | None, how: str, runs: int) -> bl.SizeResult:
     print(f"measuring the store of {size:,} works ...", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="wheypoint-startup-") as tmp:
         world = bl.make_world(Path(tmp), venv, store)
         rounds = bl.run_rounds(venv, world, steps_for(venv, world, size), runs)
-    return SizeResult(size, world.works, how, rounds)
+    return bl.SizeResult(size, world.works, how, rounds)
 
 
-def report(venv: bl.Venv, floor: tuple[float, float], results: list[SizeResult], runs: int) -> str:
+def report(venv: bl.Venv, floor: tuple[float, float], results: list[bl.SizeResult], runs: int) -> str:
     names = list(bl.TARGETS)
-    lines = ["# wheypoint start-up benchmark", "", *bl.machine_facts(venv, floor),
-             f"- rounds per size: {runs} kept after {bl.WARMUP_ROUNDS} warm-up rounds; each round runs the baseline, "
-             "then " + ", ".join(results[0].rounds.series),
-             "- stores: " + "; ".join(f"{r.size:,}: {r.how}" for r in results), "",
+    lines = [*bl.report_head("start-up", venv, floor, results, runs),
              "Each cell: the median of per-round ratios (command over the same round's baseline), then the ratio "
              "of medians in brackets, then the verdict against the target (PASS if the first is at most it).", "",
              "| store | works | baseline ms | " + " | ".join(names) + " |",
