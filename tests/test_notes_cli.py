@@ -63,15 +63,17 @@ def test_lint_legacy_and_generated_notes(wp: Runner, repo: Path) -> None:
     assert legacy["format"] == "legacy" and legacy["clean"] is True
     broken = repo / ".cheese/notes/broken.md"
     broken.write_text("status: ok\nartifact: none\nNo next line here.\n")
-    findings = ok(wp("lint", str(broken), "--format", "json", cwd=repo))
+    unclean = wp("lint", str(broken), "--format", "json", cwd=repo)
+    assert unclean.code == 1 and unclean.json["ok"] is True  # answered, and the exit status says: not clean
+    findings = ok(wp("lint", str(broken), "--exit-zero", "--format", "json", cwd=repo))
     assert findings["clean"] is False and "next-missing" in {f["code"] for f in findings["findings"]}
     made = ok(wp("checkpoint", "made", "--orientation", "Made here.", "--next", "hold", "--notes", "n", cwd=repo))
     generated = ok(wp("lint", made["note_path"], "--format", "json", cwd=repo))
     assert generated["format"] == "wheypoint" and generated["clean"] and generated["record_found"]
     note = Path(made["note_path"])
     note.write_text(note.read_text().replace("Made here.", "Edited here."))
-    edited = ok(wp("lint", str(note), "--format", "json", cwd=repo))
-    assert not edited["clean"]
+    edited = wp("lint", str(note), "--format", "json", cwd=repo)
+    assert edited.code == 1 and not edited.json["clean"]
     assert wp("lint", str(repo / "nope.md"), cwd=repo).json["error"]["code"] == "note-missing"
 
 

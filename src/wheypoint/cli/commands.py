@@ -111,7 +111,9 @@ COMMANDS: tuple[Command, ...] = (
              Option("--since", "updated at or after this ISO 8601 time", "TIME"),
              Option("--limit", "at most this many works (default 50, at most 1000)", "N"), FORMAT),
             "wheypoint list --gated --owner 'payments lead'", text_form="listing"),
-    Command("lint", "check a note, generated or hand-written", (("path", "the note's path"),), (PROJECT, FORMAT),
+    Command("lint", "check a note, generated or hand-written (exit 1 when it is not clean)",
+            (("path", "the note's path"),),
+            (PROJECT, FORMAT, Option("--exit-zero", "exit 0 even when the note has findings that make it unclean")),
             "wheypoint lint .cheese/notes/retry-backoff.md", text_form="lint"),
     Command("handoff", "the resume seam for other tools",
             (("action", "render (the preamble, or a packet with --budget), parse (any note's preamble as JSON) or "

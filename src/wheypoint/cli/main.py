@@ -95,7 +95,11 @@ def _list(command: Command, args: dict[str, Any]) -> int:
 def _lint(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.notes import lint_path
 
-    return _emit(command, lint_path(_context(args["project"]), args["path"]), args["format"])
+    reply = lint_path(_context(args["project"]), args["path"])
+    _emit(command, reply, args["format"])
+    # Like any linter in a CI step: a note that is not clean fails the step, unless asked not to. The reply is
+    # still an answer (`ok: true`); the exit status alone carries the verdict.
+    return 0 if reply["clean"] or args["exit_zero"] else 1
 
 
 def _handoff(command: Command, args: dict[str, Any]) -> int:
