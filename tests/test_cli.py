@@ -279,3 +279,6 @@ def test_demo_runs(wp: Runner) -> None:
     reply = wp("demo")
     assert reply.code == 0, reply.stderr
     assert "# Wheypoint handoff" in reply.stdout and "status: ok" in reply.stdout
+    # narrated for a person: each step names its command and what it recorded, then the note
+    assert "1. the first checkpoint" in reply.stdout and "$ wheypoint checkpoint retry-backoff" in reply.stdout
+    assert "-> r2 " in reply.stdout and "status ok" in reply.stdout and not reply.stdout.lstrip().startswith("{")
