@@ -177,17 +177,13 @@ def _dry_run_or_commit(
 
 
 def _check_base(store: Store, work_id: str, head: dict[str, Any] | None, base: str | None) -> None:
-    """The same base rules the store enforces on commit, for a dry run."""
-    if head is None and base is not None:
-        raise Refusal("unknown-base", f"revision {base} is not a revision of {work_id}, which has none yet")
-    if head is None or base == head["revision_id"]:
-        return
-    if base is not None and store.record(work_id, base) is None:
-        raise Refusal("unknown-base", f"{base} is not a revision of {work_id}; its head is {head['revision_id']}",
-                      details={"work_id": work_id, "head_revision_id": head["revision_id"]})  # fmt: skip
-    code = "base-revision-required" if base is None else "stale-parent"
-    raise Refusal(code, f"the head of {work_id} is {head['revision_id']}; pass it as the base",
-                  details={"work_id": work_id, "head_revision_id": head["revision_id"]})  # fmt: skip
+    """The base rule the store enforces on commit (model/bases.py), for a dry run."""
+    from wheypoint.model.bases import base_refusal
+
+    head_id = head["revision_id"] if head else None
+    refused = base_refusal(work_id, head_id, base, lambda named: store.record(work_id, named) is not None)
+    if refused is not None:
+        raise refused
 
 
 def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]:

@@ -80,6 +80,18 @@ def find_work(store: Store, ref: str, project_key: str) -> WorkRef:
     return work
 
 
+def note_path_named(ctx: Context, ref: str) -> str | None:
+    """The note file a reference names as a path, from the current folder; None when it names a work instead.
+
+    Written as a path (`/…`, `~/…`, `./…`) it is one, existing or not; `a/b.md` or `x.md` is one when that file
+    exists. A slug holds no `/` and no `.`, and a work id ends in `.<8 hex>`, so neither is taken for a path.
+    """
+    path = os.path.join(ctx.cwd, os.path.expanduser(ref))
+    if ref.startswith(("/", "~", ".")):
+        return path
+    return path if ("/" in ref or ref.endswith(".md")) and os.path.isfile(path) else None
+
+
 class NoteOptions(Record):
     """Where the note goes: a folder other than the checkout's .cheese/notes, or nowhere."""
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-from wheypoint.app.context import Context
+from wheypoint.app.context import Context, note_path_named
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.notes.files import read_note
 from wheypoint.notes.parse import parse_note
@@ -48,8 +46,8 @@ def _record_for(ctx: Context, ref: str, workspace_root: str | None) -> tuple[dic
 
 def handoff_parse(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
     """Any note's preamble as JSON: a path is read as it is on disk; a work or slug through its record."""
-    path = os.path.expanduser(ref)
-    if ref.startswith(("/", "~", ".")) or os.path.isfile(path):
+    path = note_path_named(ctx, ref)
+    if path is not None:
         return {"path": path, **parse_note(read_note(path)).as_json()}
     from wheypoint.notes.render import render
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from wheypoint.app.context import Context, NoteOptions, note_path_for
+from wheypoint.app.context import Context, NoteOptions, note_path_for, note_path_named
 from wheypoint.app.trust import gate_findings, git_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import GATING, Finding, Refusal, bad_parameter
@@ -80,8 +80,9 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
     project = ctx.project_key()
     store = ctx.open_store(create=False)
     try:
-        if ref.startswith(("/", "~")) or _names_a_file(ctx, ref):
-            return _resolve_path(ctx, store, os.path.join(ctx.cwd, os.path.expanduser(ref)))
+        note = note_path_named(ctx, ref)
+        if note is not None:
+            return _resolve_path(ctx, store, note)
         matched, works = _lookup(store, ref, project)
         if not works:
             legacy = _legacy_match(ctx, ref)
@@ -98,15 +99,6 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
         return _trusted(ctx, store, works[0], matched, ref)
     finally:
         store.close()
-
-
-def _names_a_file(ctx: Context, ref: str) -> bool:
-    """A reference written as a path (`./x`, `a/b.md`, `x.md`) that names a file from the current folder.
-
-    A slug holds no `/` and no `.`, and a work id ends in `.<8 hex>`, so neither is mistaken for a path.
-    """
-    looks_like_path = "/" in ref or ref.endswith(".md") or ref.startswith(".")
-    return looks_like_path and os.path.isfile(os.path.join(ctx.cwd, ref))
 
 
 def _legacy_match(ctx: Context, ref: str) -> str | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for
 from wheypoint.model.errors import Refusal
 from wheypoint.notes.files import note_state, write_atomic
@@ -18,7 +16,7 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     store = ctx.open_store(create=False)
     try:
         work = find_work(store, ref, ctx.project_key())
-        if revision_id is not None:
+        if revision_id is not None and _revision_number(revision_id) is not None:
             revision_id = _revision_named(store.revisions(work.work_id), revision_id)
         record = store.record(work.work_id, revision_id)
         if record is None:
@@ -26,13 +24,11 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     finally:
         store.close()
     path = note_path_for(ctx, record["slug"], notes)
-    if revision_id is not None:
-        state = "not-head"
-    else:
-        state = note_state(path, render(record)) if os.path.exists(path) else "missing"
-    if repair_note and state in ("stale", "missing"):
+    expected = None if revision_id is not None else render(record)
+    state = "not-head" if expected is None else note_state(path, expected)
+    if repair_note and expected is not None and state in ("stale", "missing"):
         try:
-            write_atomic(path, render(record))
+            write_atomic(path, expected)
         except OSError as exc:  # the same refusal checkpoint gives as a warning: the store is untouched
             raise Refusal("note-unwritable", f"the note was not written to {path}: {exc.strerror or exc}",
                           details={"note_path": path}) from None  # fmt: skip
@@ -73,14 +69,16 @@ def note_text(record: dict[str, Any]) -> str:
     return render(record)
 
 
-def _revision_named(revisions: list[dict[str, Any]], ref: str) -> str:
-    """The revision id a reference means: the id itself, its number (`2`) or the label `log` prints (`r2`)."""
+def _revision_number(ref: str) -> int | None:
+    """The number a revision reference gives (`2`, or the label `log` prints, `r2`); None for an id."""
     number = ref[1:] if ref[:1] in ("r", "R") else ref
-    if number.isdigit():
-        for revision in revisions:
-            if revision["revision_number"] == int(number):
-                return str(revision["revision_id"])
-    return ref
+    return int(number) if number.isdigit() else None
+
+
+def _revision_named(revisions: list[dict[str, Any]], ref: str) -> str:
+    """The id of the revision a number or label names (the reference itself when none has that number)."""
+    number = _revision_number(ref)
+    return next((str(r["revision_id"]) for r in revisions if r["revision_number"] == number), ref)
 
 
 def _next_line(record: dict[str, Any]) -> str | None:

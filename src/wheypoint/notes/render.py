@@ -76,9 +76,13 @@ def escape_line(line: str) -> str:
 
 def _digest_value_span(text: str) -> tuple[int, int] | None:
     """Where the value of the first `  note_digest: ` line sits in a note (start and end), if it has one."""
-    start = 0 if text.startswith(_DIGEST_PREFIX) else text.find("\n" + _DIGEST_PREFIX) + 1
-    if start == 0 and not text.startswith(_DIGEST_PREFIX):
-        return None
+    if text.startswith(_DIGEST_PREFIX):
+        start = 0
+    else:
+        line = text.find("\n" + _DIGEST_PREFIX)
+        if line < 0:
+            return None
+        start = line + 1
     start += len(_DIGEST_PREFIX)
     end = text.find("\n", start)
     return start, len(text) if end < 0 else end

@@ -164,8 +164,8 @@ class SqliteStore:
         a checkpoint to an agent uses it.
         """
         path = os.fspath(path)
-        _refuse_a_file_for_a_folder(path)
         if not create and not os.path.exists(path):
+            _refuse_a_file_for_a_folder(path)  # a writer's makedirs refuses that case by itself
             return cls(None, path)
         store = cls(None, path, writer=create)
         try:
@@ -384,29 +384,16 @@ class SqliteStore:
         ).fetchone()
         if replay:
             return Committed(json.loads(replay[0]), json.loads(replay[1]), replayed=True, warnings=[])
+        from wheypoint.model.bases import base_refusal  # only writes need the rule
+
         head = self.record(work_id)
-        if head is None and base is not None:
-            raise Refusal("unknown-base", f"revision {base} is not a revision of {work_id}, which has none yet")
-        if head is not None:
-            current = head["revision_id"]
-            if base is None:
-                raise Refusal(
-                    "base-revision-required",
-                    f"{work_id} exists; name its head {current} as the base revision",
-                    details={"work_id": work_id, "head_revision_id": current},
-                )
-            if base != current and self._one(
-                "SELECT 1 FROM revisions WHERE revision_id = ? AND work_id = ?", (base, work_id)
-            ) is None:  # fmt: skip
-                raise Refusal("unknown-base", f"{base} is not a revision of {work_id}; its head is {current}",
-                              details={"work_id": work_id, "head_revision_id": current})  # fmt: skip
-            if base != current:
-                raise Refusal(
-                    "stale-parent",
-                    f"the base {base} is not the head of {work_id}; the head is {current}: re-read, "
-                    "re-apply the change and write again",
-                    details={"work_id": work_id, "head_revision_id": current},
-                )
+        refused = base_refusal(
+            work_id, head["revision_id"] if head else None, base,
+            lambda named: self._one("SELECT 1 FROM revisions WHERE revision_id = ? AND work_id = ?",
+                                    (named, work_id)) is not None,
+        )  # fmt: skip
+        if refused is not None:
+            raise refused
         outcome = build(head)
         record, revision = outcome.record, outcome.revision
         conn.execute(
