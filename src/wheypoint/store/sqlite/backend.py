@@ -79,9 +79,10 @@ def _uri(path: str, mode: str) -> str:
     return f"file://{escaped}?mode={mode}"
 
 
-def _connect(path: str, *, read_only: bool, durable: bool = True) -> sqlite3.Connection:
+def _connect(path: str, *, read_only: bool, durable: bool = True, immutable: bool = False) -> sqlite3.Connection:
     if read_only:
-        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        uri = _uri(path, "ro") + ("&immutable=1" if immutable else "")
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     else:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'OFF'}")
@@ -93,6 +94,20 @@ def _checkpoint_on_close(conn: sqlite3.Connection, checkpoint: bool) -> None:
     """Whether SQLite checkpoints when `conn`, the file's last connection, closes; settable on 3.12+ only."""
     if _SETCONFIG is not None and _NO_CKPT_ON_CLOSE is not None:
         _SETCONFIG(conn, _NO_CKPT_ON_CLOSE, not checkpoint)
+
+
+def _folder_unwritable(path: str) -> bool:
+    """Whether a reader must open the store `immutable`: its folder cannot be written and it has no WAL index.
+
+    A WAL store is read through its `-shm` index, which SQLite creates beside the file when it is
+    missing; in a folder this process cannot write, even a read-only open then fails. With no `-wal`
+    either, every committed revision is in the main file, so reading it as immutable (no locks, no
+    index) reads exactly what is committed. A writer under another account that can write there
+    would have made the `-shm` file first, so this path is not taken while one is at work; only one
+    that starts during this read races it, the single case in which a read takes no lock.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    return not os.access(folder, os.W_OK) and not os.path.exists(path + "-shm")
 
 
 def _wal_bytes(path: str) -> int:
@@ -172,12 +187,22 @@ class SqliteStore:
             if create and os.path.dirname(path):
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             store._conn = _connect(path, read_only=not create, durable=durable)
-            found = version(store._conn)
+            try:
+                found = version(store._conn)
+            except sqlite3.OperationalError:
+                if create or not _folder_unwritable(path):
+                    raise
+                store._discard()  # a WAL store whose folder we cannot write: see _folder_unwritable
+                store._conn = _connect(path, read_only=True, immutable=True)
+                found = version(store._conn)
             if found != SCHEMA_VERSION:
                 store._migrate(found, create, durable)
             return store
         except sqlite3.DatabaseError as exc:
             store._discard()
+            if create and not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
+                raise Refusal("storage-error", f"cannot write to the store at {path}: its folder cannot be written "
+                              f"(SQLite keeps its write-ahead log beside the file)") from None  # fmt: skip
             raise _refusal(exc, path, "open") from None
         except OSError as exc:
             store._discard()
