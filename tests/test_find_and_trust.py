@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from conftest import Runner, git, make_repo
+from wheypoint.store.sqlite.schema import SCHEMA_VERSION
 
 
 def checkpoint(wp: Runner, repo: Path, slug: str, *extra: str) -> dict[str, Any]:
@@ -166,8 +167,12 @@ def test_the_remaining_finding_codes(wp: Runner, repo: Path, tmp_path: Path) -> 
     assert "not an ancestor" in stale["detail"]
     outside = tmp_path / "plain"
     outside.mkdir()
-    loose = wp("resolve", branch_work["work_id"], "--format", "json", cwd=outside).json
-    assert "no-checkout" in codes(loose)
+    from_outside = wp("resolve", branch_work["work_id"], "--format", "json", cwd=outside).json
+    assert "stale-commit" in codes(from_outside)  # still checked against the checkout it was written in
+    assert from_outside["checkout"] == {"path": str(repo), "current": False}
+    checkpoint(wp, outside, "loose-work")
+    loose = wp("resolve", "loose-work", "--format", "json", cwd=outside).json
+    assert "no-checkout" in codes(loose) and loose["checkout"] == {"path": None, "current": False}
 
 
 def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, repo: Path, home: Path) -> None:
@@ -176,11 +181,13 @@ def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, rep
     checkpoint(wp, repo, "old-store-work")
     conn = sqlite3.connect(home / "store.sqlite3")
     conn.execute("DROP TABLE slug_index")  # as a store written before migration 4 was
+    for column in ("checkout", "note_dir"):  # and before migration 5
+        conn.execute(f"ALTER TABLE works DROP COLUMN {column}")
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
     found = resolve(wp, repo, "store-wo")  # a substring: needs the index migration 4 builds (and backfills)
     assert found["matched_by"] == "substring" and found["slug"] == "old-store-work"
     conn = sqlite3.connect(home / "store.sqlite3")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Runner, make_repo
+from conftest import Runner, git, make_repo
 
 FIRST = ["--orientation", "Docs site, outlined.", "--next", "hold", "--notes", "Outline agreed."]
 
@@ -173,3 +173,45 @@ def test_a_decided_fork_says_what_was_chosen_and_why(wp: Runner, repo: Path) -> 
     note = (repo / ".cheese" / "notes" / "jitter.md").read_text()
     dossier = note.split("## Decision dossier", 1)[1]
     assert "**Decided** in r2 (resolved): The payments lead chose full jitter." in dossier
+
+
+def test_a_work_is_checked_against_the_checkout_it_was_written_in(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    done = wp("checkpoint", "retry-work", *FIRST, "--link", "retry.py", cwd=repo)
+    assert done.code == 0, done.stdout
+    elsewhere = make_repo(tmp_path / "other-project", {"README.md": "another project\n"})
+    found = wp("resolve", "retry-work", cwd=elsewhere).json
+    codes = {f["code"] for f in found["findings"]}
+    assert found["outcome"] == "authoritative", found
+    assert not codes & {"artifact-missing", "git-object-missing", "note-missing"}, found["findings"]
+    assert found["note_path"] == str(repo / ".cheese" / "notes" / "retry-work.md")
+    assert found["checkout"] == {"path": str(repo), "current": False}
+    shown = wp("show", "retry-work", cwd=elsewhere)  # by slug in another project: refused, but by work id...
+    by_id = wp("show", done.json["work_id"], cwd=elsewhere).json
+    assert shown.json["error"]["code"] == "record-missing"
+    assert by_id["note"] == {"path": found["note_path"], "state": "current"}
+    here = wp("resolve", "retry-work", cwd=repo).json
+    assert here["checkout"] == {"path": str(repo), "current": True} and here["outcome"] == "authoritative"
+
+
+def test_another_checkout_of_the_same_project_is_the_one_checked(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    git(repo, "remote", "add", "origin", "git@example.invalid:acme/shop.git")
+    assert wp("checkpoint", "retry-work", *FIRST, "--link", "retry.py", cwd=repo).code == 0
+    clone = tmp_path / "clone-elsewhere"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    git(clone, "remote", "set-url", "origin", "git@example.invalid:acme/shop.git")  # the same project
+    (clone / "retry.py").write_text("changed in this clone\n")
+    found = wp("resolve", "retry-work", cwd=clone).json
+    assert found["checkout"] == {"path": str(clone), "current": True}
+    assert found["note_path"] == str(clone / ".cheese" / "notes" / "retry-work.md")
+    codes = {f["code"] for f in found["findings"]}
+    assert {"stale-artifact-link", "note-missing"} <= codes, found["findings"]
+
+
+def test_a_checkout_that_is_gone_is_said_not_guessed(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    assert wp("checkpoint", "retry-work", *FIRST, "--link", "retry.py", cwd=repo).code == 0
+    repo.rename(tmp_path / "moved-away")
+    elsewhere = make_repo(tmp_path / "other-project")
+    found = wp("resolve", "retry-work", cwd=elsewhere).json
+    codes = [f["code"] for f in found["findings"]]
+    assert "checkout-missing" in codes and "artifact-missing" not in codes, found["findings"]
+    assert found["checkout"] == {"path": str(repo), "current": False}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for
+from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
 from wheypoint.app.workspace import Checkout, file_digest, find_checkout
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.intake import require_valid
@@ -145,8 +145,10 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
 
 
 def _dry_run_or_commit(
-    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, *, write: bool
+    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, notes: NoteOptions | None
 ) -> dict[str, Any]:
+    """Build the revision on the head; commit it when `notes` says where its note goes, else a dry run."""
+    write = notes is not None
     project_key = ctx.project_key()
     grounded = _ground(ctx, intent, choice)
     store = ctx.open_store(create=write)
@@ -169,7 +171,7 @@ def _dry_run_or_commit(
             outcome = build(head)
             return {"record": outcome.record, "revision": outcome.revision, "replayed": False,
                     "warnings": observed + outcome.warnings}  # fmt: skip
-        committed = store.commit(work_id, base, candidate, build)
+        committed = store.commit(work_id, base, candidate, build, written_from(ctx, notes or NoteOptions()))
         return {"record": committed.record, "revision": committed.revision, "replayed": committed.replayed,
                 "warnings": observed + committed.warnings}  # fmt: skip
     finally:
@@ -204,7 +206,7 @@ def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]
 
 def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None) -> dict[str, Any]:
     valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), write=True)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes)
     record = result["record"]
     note_path, durability, note_warnings = write_note(ctx, record, notes)
     warnings = result["warnings"] + note_warnings
@@ -220,6 +222,6 @@ def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: Transcript
 def validate(ctx: Context, intent: Any, choice: TranscriptChoice | None = None) -> dict[str, Any]:
     """Every problem at once; with a store, also what checkpoint would refuse against the head."""
     valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), write=False)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), None)
     return {**_summary(result["record"], result["revision"]), "valid": True, "would_replay": result["replayed"],
             "warnings": [w.as_json() for w in result["warnings"]]}  # fmt: skip

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from wheypoint.store.base import Store
-    from wheypoint.store.rows import WorkRef
+    from wheypoint.store.rows import WorkRef, WrittenFrom
     from wheypoint.transcripts.discovery import Located
 
 
@@ -99,14 +99,64 @@ class NoteOptions(Record):
     no_note: bool = False
 
 
-def note_path_for(ctx: Context, slug: str, options: NoteOptions) -> str:
-    """The note's path: `<note dir>/<slug>.md`, by default under the checkout's top (else the current folder)."""
+def note_dir_for(ctx: Context, options: NoteOptions) -> str:
+    """The note folder: `--note-dir` from the current folder, else the checkout's top (else the current folder)."""
     if options.note_dir:
-        folder = os.path.join(ctx.cwd, os.path.expanduser(options.note_dir))  # an absolute dir wins the join
-    else:
-        checkout = ctx.checkout
-        folder = os.path.join(checkout.toplevel if checkout else ctx.cwd, NOTES_SUBDIR)
-    return os.path.join(folder, f"{slug}.md")
+        return os.path.join(ctx.cwd, os.path.expanduser(options.note_dir))  # an absolute dir wins the join
+    checkout = ctx.checkout
+    return os.path.join(checkout.toplevel if checkout else ctx.cwd, NOTES_SUBDIR)
+
+
+def note_path_for(ctx: Context, slug: str, options: NoteOptions) -> str:
+    """The note's path: `<note dir>/<slug>.md`."""
+    return os.path.join(note_dir_for(ctx, options), f"{slug}.md")
+
+
+def written_from(ctx: Context, options: NoteOptions) -> WrittenFrom:
+    """What the store keeps of where a write came from (see `place_of`)."""
+    from wheypoint.store.rows import WrittenFrom  # only writes need it; `turns` never loads the store
+
+    checkout = ctx.checkout
+    return WrittenFrom(checkout.toplevel if checkout else None, None if options.no_note else note_dir_for(ctx, options))
+
+
+class Place(Record):
+    """Where a work is checked from here: the checkout its findings are about, and where its note is."""
+
+    checkout: Checkout | None
+    checkout_path: str | None  # the checkout's top folder, also when it is no longer there
+    current: bool  # whether it is the checkout the command runs in
+    note_path: str
+
+
+def place_of(ctx: Context, work: WorkRef) -> Place:
+    """The checkout and note a work is read against, from the folder `ctx` runs in.
+
+    A work is about the checkout it was written in. Read from a checkout of the same project (the same
+    clone, a worktree, another clone), that checkout is the one to check, and the note is at the same
+    place inside it. Read from anywhere else, it is the checkout the work was written in, if that folder
+    is still there, and the note is in the folder it was written to. A work written before the store
+    kept this (schema 5) is read against the current folder, as it always was.
+    """
+    slug_md = f"{work.slug}.md"
+    here = ctx.checkout
+    if work.checkout is None and work.note_dir is None:
+        return Place(here, here.toplevel if here else None, True, note_path_for(ctx, work.slug, NoteOptions()))
+    if here is not None and ctx.project_key() == work.project_key:
+        note_dir = work.note_dir
+        if note_dir is None or work.checkout is None:
+            note_dir = os.path.join(here.toplevel, NOTES_SUBDIR)
+        elif _inside(note_dir, work.checkout):
+            note_dir = os.path.join(here.toplevel, os.path.relpath(note_dir, work.checkout))
+        return Place(here, here.toplevel, True, os.path.join(note_dir, slug_md))
+    written = find_checkout(work.checkout) if work.checkout and os.path.isdir(work.checkout) else None
+    note_dir = work.note_dir or os.path.join(work.checkout or ctx.cwd, NOTES_SUBDIR)
+    current = here is not None and written is not None and here.toplevel == written.toplevel
+    return Place(written, work.checkout, current, os.path.join(note_dir, slug_md))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 class TranscriptChoice(Record):

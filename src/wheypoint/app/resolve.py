@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
-from wheypoint.app.context import Context, NoteOptions, note_path_for, note_path_named
+from wheypoint.app.context import Context, note_path_named, place_of
 from wheypoint.app.trust import gate_findings, git_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
-from wheypoint.model.errors import GATING, Finding, Refusal, bad_parameter
+from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
 from wheypoint.model.shapes import is_work_id
 
 TYPE_CHECKING = False
@@ -133,18 +133,25 @@ def _resolve_path(ctx: Context, store: Store, path: str) -> Resolved:
 
 
 def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: str | None = None) -> Resolved:
+    """The answer for one found work: its findings against the checkout it belongs to (see `place_of`)."""
     record = store.record(work.work_id)
     if record is None:
         raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
-    note = note or note_path_for(ctx, record["slug"], NoteOptions())
-    findings = gate_findings(record, store.revisions(work.work_id))
-    findings += note_findings(record, note) + link_findings(record, ctx.checkout) + git_findings(record, ctx.checkout)
+    place = place_of(ctx, work)
+    note = note or place.note_path
+    findings = gate_findings(record, store.revisions(work.work_id)) + note_findings(record, note)
+    if place.checkout is None and place.checkout_path is not None:
+        findings.append(Finding("checkout-missing", ADVISORY, f"written in {place.checkout_path}, which is not a "
+                                "checkout now: links, commits and pins were not checked"))  # fmt: skip
+    else:
+        findings += link_findings(record, place.checkout) + git_findings(record, place.checkout)
     outcome = "gated" if any(f.severity == GATING for f in findings) else "authoritative"
     reply = _answer(
         outcome, ref=ref, matched_by=matched, work_id=record["work_id"], slug=record["slug"],
         project=record["project_key"], status=record["status"], next=record["next"],
         revision_id=record["revision_id"], revision_number=record["revision_number"],
-        record_digest=record["record_digest"], note_path=note, candidates=[],
+        record_digest=record["record_digest"], note_path=note,
+        checkout={"path": place.checkout_path, "current": place.current}, candidates=[],
         findings=[f.as_json() for f in findings],
     )  # fmt: skip
     return reply, record

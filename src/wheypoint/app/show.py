@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for
+from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for, place_of
 from wheypoint.model.errors import Refusal
 from wheypoint.notes.files import note_state, write_atomic
 from wheypoint.notes.render import render
@@ -23,7 +23,7 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
             raise Refusal("revision-missing", f"{revision_id} is not a revision of {work.work_id}")
     finally:
         store.close()
-    path = note_path_for(ctx, record["slug"], notes)
+    path = note_path_for(ctx, record["slug"], notes) if notes.note_dir else place_of(ctx, work).note_path
     expected = None if revision_id is not None else render(record)
     state = "not-head" if expected is None else note_state(path, expected)
     if repair_note and expected is not None and state in ("stale", "missing"):

@@ -29,6 +29,7 @@ from wheypoint.store.rows import Committed as Committed
 from wheypoint.store.rows import ListedWork as ListedWork
 from wheypoint.store.rows import WorkQuery as WorkQuery
 from wheypoint.store.rows import WorkRef as WorkRef
+from wheypoint.store.rows import WrittenFrom as WrittenFrom
 
 if TYPE_CHECKING:
     from wheypoint.store.rows import Build as Build
@@ -64,8 +65,11 @@ class Store(Protocol):
     def list_works(self, query: WorkQuery) -> list[ListedWork]:
         """The works a list query selects, best first."""
 
-    def commit(self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build) -> Committed:
-        """Run `build` on the head and store its outcome, under the contract above."""
+    def commit(
+        self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build,
+        written_from: WrittenFrom | None = None,
+    ) -> Committed:  # fmt: skip
+        """Run `build` on the head and store its outcome, under the contract above, noting where it came from."""
 
     def close(self) -> None:
         """Release the backend's resources."""

@@ -29,6 +29,18 @@ class WorkRef(Record):
     head_number: int
     status: str
     updated_at: str
+    checkout: str | None = None  # the top folder of the checkout the head was written in (see WrittenFrom)
+    note_dir: str | None = None  # the folder the head's note was written to, or None
+
+
+class WrittenFrom(Record):
+    """Where a write came from: its checkout's top folder (None outside one), its note folder (None: no note).
+
+    Kept beside the head, not in the record: the same handoff is the same record on every machine.
+    """
+
+    checkout: str | None
+    note_dir: str | None
 
 
 class Committed(Record):

@@ -4,8 +4,10 @@ The two SQL pieces both the backend and `queries` use live here: every command t
 loads this package anyway, while `queries` (the SQL of `list`) is loaded by `list` only.
 """
 
-# The columns of a WorkRef, in its order, from `works w`.
-WORK_COLUMNS = "w.work_id, w.project_key, w.slug, w.head_revision_id, w.head_number, w.status, w.updated_at"
+# The columns both a WorkRef and a ListedWork start with, in their order, from `works w`.
+HEAD_COLUMNS = "w.work_id, w.project_key, w.slug, w.head_revision_id, w.head_number, w.status, w.updated_at"
+# The columns of a WorkRef, in its order.
+WORK_COLUMNS = HEAD_COLUMNS + ", w.checkout, w.note_dir"
 
 
 def like_escaped(text: str) -> str:

@@ -59,7 +59,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from wheypoint.store.rows import Build, WorkQuery
+    from wheypoint.store.rows import Build, WorkQuery, WrittenFrom
 
 BUSY_TIMEOUT_MS = 15000
 # Both exist from Python 3.12 on; without them the close-time checkpoint stays (see above).
@@ -383,14 +383,17 @@ class SqliteStore:
         rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
         return [json.loads(row[0]) for row in rows]
 
-    def commit(self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build) -> Committed:
+    def commit(
+        self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build,
+        written_from: WrittenFrom | None = None,
+    ) -> Committed:  # fmt: skip
         conn = self._require()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
             raise _refusal(exc, self.path, "write to") from None
         try:
-            result = self._commit_locked(conn, work_id, base_revision_id, candidate_revision_id, build)
+            result = self._commit_locked(conn, work_id, base_revision_id, candidate_revision_id, build, written_from)
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             _rollback(conn)
@@ -401,15 +404,17 @@ class SqliteStore:
         return result
 
     def _commit_locked(
-        self, conn: sqlite3.Connection, work_id: str, base: str | None, candidate: str, build: Build
-    ) -> Committed:
+        self, conn: sqlite3.Connection, work_id: str, base: str | None, candidate: str, build: Build,
+        written_from: WrittenFrom | None,
+    ) -> Committed:  # fmt: skip
         replay = conn.execute(
             "SELECT record_json, revision_json FROM revisions WHERE revision_id = ? AND work_id = ?",
             (candidate, work_id),
         ).fetchone()
         if replay:
             return Committed(json.loads(replay[0]), json.loads(replay[1]), replayed=True, warnings=[])
-        from wheypoint.model.bases import base_refusal  # only writes need the rule
+        from wheypoint.model.bases import base_refusal  # only writes need the rule and the index rows
+        from wheypoint.store.sqlite.indexes import write_head
 
         head = self.record(work_id)
         refused = base_refusal(
@@ -435,65 +440,8 @@ class SqliteStore:
                 _dumps(revision),
             ),
         )
-        self._write_head(conn, record)
+        write_head(conn, record, written_from)
         return Committed(record, revision, replayed=False, warnings=outcome.warnings)
-
-    def _write_head(self, conn: sqlite3.Connection, record: dict[str, Any]) -> None:
-        from wheypoint.model.derived import GATING_KINDS  # here: only writes need the model's derivations
-
-        work_id = record["work_id"]
-        gated = int(record["status"] != "ok")
-        move = record["next"].get("move") or "list"
-        conn.execute(
-            "INSERT INTO works (work_id, project_key, slug, head_revision_id, head_number, status, gated, next_move, "
-            "orientation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (work_id) DO UPDATE SET head_revision_id = excluded.head_revision_id, "
-            "head_number = excluded.head_number, status = excluded.status, gated = excluded.gated, "
-            "next_move = excluded.next_move, orientation = excluded.orientation, updated_at = excluded.updated_at",
-            (
-                work_id,
-                record["project_key"],
-                record["slug"],
-                record["revision_id"],
-                record["revision_number"],
-                record["status"],
-                gated,
-                move,
-                record["orientation"],
-                record["created_at"],
-                record["updated_at"],
-            ),
-        )
-        for table in ("entries", "edges", "artifact_links"):
-            conn.execute(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
-        # A search row shares its works row's rowid: FTS5 cannot index work_id, so deleting by it would
-        # scan the whole table on every checkpoint; by rowid it is a keyed delete.
-        (rowid,) = conn.execute("SELECT rowid FROM works WHERE work_id = ?", (work_id,)).fetchone()
-        conn.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
-        if record["revision_number"] == 1:  # a slug never changes: index it once, at the work's first revision
-            conn.execute("INSERT INTO slug_index (rowid, slug) VALUES (?, ?)", (rowid, record["slug"]))
-        conn.executemany(
-            "INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS), e.get("owner"))
-                for e in record["entries"]
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)",
-            [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]],
-        )
-        conn.executemany(
-            "INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)",
-            [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]],
-        )
-        entry_text = "\n".join(
-            " ".join(filter(None, (e["text"], e.get("quote"), e.get("rationale")))) for e in record["entries"]
-        )
-        conn.execute(
-            "INSERT INTO search (rowid, work_id, orientation, notes, entries, context) VALUES (?, ?, ?, ?, ?, ?)",
-            (rowid, work_id, record["orientation"], record["notes"], entry_text, "\n".join(record["working_context"])),
-        )
 
     def close(self) -> None:
         """Close the connection (on Python 3.12+ without checkpointing the WAL: see the top of this module)."""

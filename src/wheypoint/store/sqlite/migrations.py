@@ -167,6 +167,18 @@ def m004_slug_substrings(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO slug_index (rowid, slug) SELECT rowid, slug FROM works")
 
 
+@migration
+def m005_written_from(conn: sqlite3.Connection) -> None:
+    """Where each work's head was written from: the checkout's top folder and the note folder.
+
+    A work is read from other folders too (another checkout, another project); its findings are about
+    the checkout it was written in, and its note is in the folder it was written to. These are facts about the
+    machine, not the handoff, so they live beside the record, outside what its digest covers.
+    """
+    conn.execute("ALTER TABLE works ADD COLUMN checkout TEXT")
+    conn.execute("ALTER TABLE works ADD COLUMN note_dir TEXT")
+
+
 if len(MIGRATIONS) != SCHEMA_VERSION:  # the constant the backend opens stores with must follow this list
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but schema.SCHEMA_VERSION is {SCHEMA_VERSION}")
 

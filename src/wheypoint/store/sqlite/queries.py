@@ -8,7 +8,7 @@ LIKE scan of the search table where this SQLite had no FTS5 when the store was m
 
 from __future__ import annotations
 
-from wheypoint.store.sqlite import WORK_COLUMNS, like_escaped
+from wheypoint.store.sqlite import HEAD_COLUMNS, like_escaped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from wheypoint.store.rows import WorkQuery
 
-LISTED_COLUMNS = WORK_COLUMNS + ", w.next_move, w.orientation, w.created_at"
+LISTED_COLUMNS = HEAD_COLUMNS + ", w.next_move, w.orientation, w.created_at"
 
 
 def _in(column: str, values: tuple[str, ...], args: list[Any]) -> str:
