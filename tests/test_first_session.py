@@ -215,3 +215,23 @@ def test_a_checkout_that_is_gone_is_said_not_guessed(wp: Runner, repo: Path, tmp
     codes = [f["code"] for f in found["findings"]]
     assert "checkout-missing" in codes and "artifact-missing" not in codes, found["findings"]
     assert found["checkout"] == {"path": str(repo), "current": False}
+
+
+def test_an_orientation_left_behind_by_new_decisions_is_flagged(wp: Runner, repo: Path) -> None:
+    first = wp("checkpoint", "site", "--orientation", "Designed, not built.", "--next", "hold", "--decision",
+               "Static pages.", "--rationale", "Cheap.", cwd=repo).json  # fmt: skip
+    assert first["warnings"] == []
+    moved = wp("checkpoint", "site", "--base", first["revision_id"], "--decision", "Built the generator.",
+               "--rationale", "Done today.", cwd=repo)  # fmt: skip
+    assert [w["code"] for w in moved.json["warnings"]] == ["stale-orientation"], moved.stdout
+    note = (repo / ".cheese" / "notes" / "site.md").read_text()
+    decided = next(e for e in moved.json["added"] if e.startswith("d-"))
+    assert (
+        f"> **Stale orientation:** the orientation at the top was stated at r1; decisions changed at r2 ({decided})"
+        in note
+    )
+    assert wp("lint", str(repo / ".cheese" / "notes" / "site.md"), cwd=repo).code == 0
+    restated = wp("checkpoint", "site", "--base", moved.json["revision_id"], "--orientation", "Built; in review.",
+                  cwd=repo)  # fmt: skip
+    assert restated.json["warnings"] == [] and "Stale orientation" not in (repo / ".cheese/notes/site.md").read_text()
+    assert wp("show", "site", cwd=repo).json["record"]["orientation_revision"] == 3

@@ -134,7 +134,7 @@ def test_stale_notes_when_decisions_change_without_notes() -> None:
     head = apply(None, {**GENESIS, "notes": "Report."}, PROV).record
     outcome = apply(head, {"decisions": [{"text": "More.", "rationale": "Why."}]}, PROV)
     assert notes_stale(outcome.record)
-    assert [w.code for w in outcome.warnings] == ["stale-notes"]
+    assert [w.code for w in outcome.warnings] == ["stale-notes", "stale-orientation"]
     fresh = apply(outcome.record, {"notes": "Updated report."}, PROV).record
     assert not notes_stale(fresh)
 

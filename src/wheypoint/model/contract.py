@@ -376,6 +376,8 @@ _RECORD_DEFS: dict[str, Any] = {
     ),
 }
 
+_ORIENTATION_REVISION = "the revision that last stated the orientation (absent in records written before)"
+
 RECORD: dict[str, Any] = {
     "$schema": DRAFT,
     "$id": "urn:wheypoint:schema:wheypoint-record:1",
@@ -422,6 +424,7 @@ RECORD: dict[str, Any] = {
         "updated_at": _STR,
         "status": _pattern(r"^(ok|gated: .+)$", "derived: `gated: <decision>` while a gating entry is active"),
         "orientation": _STR,
+        "orientation_revision": _INT | {"description": _ORIENTATION_REVISION},
         "next": _INTENT_DEFS["next"] | {"x-refused-keys": {}},
         "entries": {"type": "array", "items": {"$ref": "#/$defs/entry"}},
         "decision_dossier": {"type": "array", "items": {"$ref": "#/$defs/fork"}},

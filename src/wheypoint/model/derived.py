@@ -27,3 +27,12 @@ def derive_status(entries: list[dict[str, Any]]) -> str:
 def notes_stale(record: Mapping[str, Any]) -> bool:
     """Notes are stale when decisions changed in a later revision than the notes did."""
     return bool(record["notes"]) and record["decisions_revision"] > record["notes_revision"]
+
+
+def orientation_stale(record: Mapping[str, Any]) -> bool:
+    """The orientation is stale when decisions changed in a later revision than it was last stated in.
+
+    Records written before `orientation_revision` existed do not know when it was stated: never stale.
+    """
+    stated = record.get("orientation_revision")
+    return isinstance(stated, int) and record["decisions_revision"] > stated

@@ -25,7 +25,7 @@ import re
 
 from wheypoint.model.canonical import digest, short_hash
 from wheypoint.model.contract import SCHEMA_VERSION
-from wheypoint.model.derived import derive_status, notes_stale
+from wheypoint.model.derived import derive_status, notes_stale, orientation_stale
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.records import Record
 from wheypoint.model.refs import pin_text
@@ -385,6 +385,8 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
         "updated_at": prov.captured_at,
         "status": derive_status(b.entries),
         "orientation": intent.get("orientation", head["orientation"] if head else ""),
+        # Restating the orientation, even in the same words, is the writer saying it is still true.
+        "orientation_revision": b.number if "orientation" in intent or not head else _orientation_revision(head),
         "next": intent.get("next", head["next"] if head else {}),
         "entries": b.entries,
         "decision_dossier": forks,
@@ -426,7 +428,20 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
         warnings.append(
             Problem("stale-notes", "$.notes", "decisions changed since the notes were last written; update the notes")
         )
+    if orientation_stale(record):
+        restate = "restate it (--orientation), in the same words if it still holds"
+        warnings.append(
+            Problem(
+                "stale-orientation", "$.orientation", f"decisions changed since the orientation was stated; {restate}"
+            )
+        )
     return Outcome(record, revision, warnings)
+
+
+def _orientation_revision(head: Mapping[str, Any]) -> int:
+    """When the head's orientation was stated; a head from before that was kept is taken as stating it."""
+    stated = head.get("orientation_revision")
+    return stated if isinstance(stated, int) else int(head["revision_number"])
 
 
 def _merge_meat(old: list[dict[str, Any]], new: tuple[dict[str, Any], ...], number: int) -> list[dict[str, Any]]:

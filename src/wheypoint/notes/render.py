@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from wheypoint.model.canonical import sha256_hex
-from wheypoint.model.derived import notes_stale
+from wheypoint.model.derived import notes_stale, orientation_stale
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -198,19 +198,20 @@ def _notes(record: Mapping[str, Any]) -> list[str]:
         return []
     lines: list[str] = []
     if notes_stale(record):
-        changed = [
-            e for e in record["entries"]
-            if e["kind"] == "decision"
-            and (e["added_in"] > record["notes_revision"]
-                 or e.get("settled", {}).get("revision_number", 0) > record["notes_revision"])
-        ]  # fmt: skip
-        lines.append(
-            f"> **Stale notes:** written at r{record['notes_revision']}; decisions changed at "
-            f"r{record['decisions_revision']} ({', '.join(e['id'] for e in changed)}). Read the Decisions section."
-        )
-        lines.append("")
+        lines += [_stale_warning("Stale notes", "written", record["notes_revision"], record), ""]
     lines += [escape_line(line) for line in record["notes"].splitlines()]
     return lines
+
+
+def _stale_warning(what: str, done: str, since: int, record: Mapping[str, Any]) -> str:
+    """The blockquote saying a text written at r`since` predates the decisions that changed after it."""
+    changed = [
+        e["id"] for e in record["entries"]
+        if e["kind"] == "decision"
+        and (e["added_in"] > since or e.get("settled", {}).get("revision_number", 0) > since)
+    ]  # fmt: skip
+    return (f"> **{what}:** {done} at r{since}; decisions changed at r{record['decisions_revision']} "
+            f"({', '.join(changed)}). Read the Decisions section.")  # fmt: skip
 
 
 def _settled(entry: Mapping[str, Any]) -> str:
@@ -287,6 +288,9 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
     edges = [f"- {e['kind']}: {escape_line(e['ref'])}" for e in record["edges"]]
     tasks = [f"- `{t['slug']}` ({t['intent']}): {escape_line(t['command'])}" for t in record["next"].get("tasks", [])]
     body: list[str] = []
+    if orientation_stale(record):
+        stated = record["orientation_revision"]
+        body += [_stale_warning("Stale orientation", "the orientation at the top was stated", stated, record), ""]
     body += _section("Gates", map(_entry_line, _active(record, ("question", "blocker"), gates=True)))
     body += _section("Open entries", map(_entry_line, _active(record, ("question", "blocker"), gates=False)))
     body += _section("Decisions", map(_entry_line, _active(record, ("decision",))))
