@@ -246,7 +246,8 @@ def test_packets_never_exceed_the_budget_nor_cut_a_quote(
         assert directive["quote"] == verbatim[directive["id"]]
     totals = {"directives": len(quotes), "decisions": len(decisions), "open": sum(not g for _, g in questions),
               "gates": sum(g for _, g in questions), "blockers": 0,
-              "notes": len([p for p in record["notes"].split("\n\n") if p.strip()])}  # fmt: skip
+              "notes": len([p for p in record["notes"].split("\n\n") if p.strip()]),
+              "meat": len(record["meat"])}  # fmt: skip
     for name in PACKET_CATEGORIES:
         assert len(packet.get(name, [])) + packet["omitted"].get(name, 0) == totals[name]
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 MALFORMED_NEXT = "malformed handoff: next: required"
 DIRECTIONS = ("research", "decide", "build")
-PACKET_CATEGORIES = ("gates", "directives", "open", "blockers", "decisions", "notes")
+PACKET_CATEGORIES = ("gates", "directives", "open", "blockers", "decisions", "notes", "meat")
 _TASK_FIELDS = ("intent", "repo", "worktree", "branch", "branch_from")
 
 
@@ -231,4 +231,14 @@ def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any]) -> dict[s
             if e["kind"] == "decision"
         ],
         "notes": notes,
+        # The user's own words kept verbatim, newest first: after a compaction the latest turns matter most.
+        "meat": [
+            {
+                "turn": m["turn"],
+                "type": m["type"],
+                "text": m["text"],
+                **({"at": m["timestamp"]} if m.get("timestamp") else {}),
+            }
+            for m in reversed(record.get("meat", []))
+        ],
     }
