@@ -56,7 +56,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "notes": ("model",),
     "transcripts": ("model",),
     "app": ("model", "store", "notes", "transcripts"),
-    "cli": ("model", "app"),
+    "hooks": ("model", "store", "notes", "transcripts", "app"),
+    "cli": ("model", "app", "hooks"),
 }
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
 DRIVERS = {"sqlite3": ("wheypoint.store.sqlite.", "wheypoint.transcripts.opencode")}

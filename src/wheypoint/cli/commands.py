@@ -32,8 +32,9 @@ class Option(Record):
 class Command(Record):
     """One command: what it answers, its positional arguments (name, help), its options, and an example.
 
-    `grammar` is `table` for commands parsed here, or `intent` for those whose item flags bind to each other
-    (checkpoint, validate, snapshot: see flags.py); both kinds declare their own options here.
+    `grammar` is `table` for commands parsed here, `intent` for those whose item flags bind to each other
+    (checkpoint, validate, snapshot: see flags.py), or `hook` for `hook`, which parses its own arguments so
+    that even a malformed hook line answers the harness and exits 0; all declare their options here.
     """
 
     name: str
@@ -129,6 +130,11 @@ COMMANDS: tuple[Command, ...] = (
             "wheypoint schema checkpoint-intent"),
     Command("demo", "two real checkpoints in a scratch git repository, then their note", (),
             (Option("--keep", "keep the scratch folder"),), "wheypoint demo"),
+    Command("hook", "run as a harness's hook: the hook's JSON on stdin, its answer on stdout, always exit 0",
+            (("event", "the harness's event: PreCompact (Gemini: PreCompress), SessionStart, Stop, UserPromptSubmit"),),
+            (Option("--harness", "claude-code, codex, gemini or opencode", "NAME"),
+             Option("--budget", "SessionStart: the resume packet's size in characters (default 10000)", "N")),
+            "wheypoint hook PreCompact --harness claude-code", grammar="hook"),
 )  # fmt: skip
 
 BY_NAME = {command.name: command for command in COMMANDS}

@@ -193,13 +193,25 @@ def _write(command: Command, argv: list[str]) -> int:
     return _emit(command, reply, fmt)
 
 
+def _hook(command: Command, argv: list[str]) -> int:
+    """A harness's hook: never a refusal or a non-zero exit, whatever the line or the payload (see hooks/)."""
+    from wheypoint.hooks.events import run_hook
+
+    try:
+        args: dict[str, Any] | Refusal = parse(command, argv)
+    except Refusal as refusal:
+        args = refusal
+    return run_hook(args)
+
+
 # The handler of each command in commands.py (a test checks that the two name the same commands).
 TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
 }  # fmt: skip
+# Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {
-    "checkpoint": _write, "validate": _write, "snapshot": _snapshot,
+    "checkpoint": _write, "validate": _write, "snapshot": _snapshot, "hook": _hook,
 }  # fmt: skip
 
 
@@ -233,7 +245,7 @@ def _run(argv: list[str]) -> int:
     if any(arg in ("-h", "--help") for arg in before_dashes):
         print(_help(command))
         return 0
-    if command.grammar == "intent":
+    if command.grammar != "table":
         return INTENT_HANDLERS[command.name](command, rest)
     return TABLE_HANDLERS[command.name](command, parse(command, rest))
 

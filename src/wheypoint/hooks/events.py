@@ -1,0 +1,235 @@
+"""`wheypoint hook <event> --harness H`: what wheypoint does when a harness calls it, answered in its format.
+
+The contract with the harness comes first: the hook reads one JSON payload on stdin, prints one JSON
+document the harness understands (or nothing it could misread), and exits 0 whatever happens, so that a
+wheypoint problem can never block a prompt, a stop or a compaction. What went wrong is written to the hook
+log (hooks/hook.log beside the store) and, in a few words, to `systemMessage`, which every harness shows.
+
+Events, by the name wheypoint gives them (each harness's own name is accepted):
+- PreCompact (Gemini: PreCompress): the rescue checkpoint (rescue.py), then the work is marked pending resume.
+  OpenCode, whose plugin calls this while compacting, gets the resume packet back to add to the summary.
+- SessionStart: the resume packet of the pending work, else of the project's newest work, as context.
+- Stop (Gemini: AfterAgent): a rescue as well, when the transcript grew by STOP_GROWTH since the last one;
+  Claude Code's PreCompact does not always fire before an automatic compaction, so this is the net under it.
+- UserPromptSubmit (Gemini: BeforeAgent): the pending packet, when this session has not had it yet (for a
+  SessionStart that did not fire or whose context was not injected).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from wheypoint.app.context import Context, TranscriptChoice
+from wheypoint.hooks import state as memory
+from wheypoint.model.errors import Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+# Each harness's event name -> the event wheypoint handles.
+EVENTS = {
+    "PreCompact": "PreCompact", "PreCompress": "PreCompact", "SessionStart": "SessionStart", "Stop": "Stop",
+    "AfterAgent": "Stop", "UserPromptSubmit": "UserPromptSubmit", "BeforeAgent": "UserPromptSubmit",
+}  # fmt: skip
+HARNESSES = ("claude-code", "codex", "gemini", "opencode")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the events whose output becomes the model's context
+MAX_PAYLOAD = 1024 * 1024
+DEFAULT_BUDGET = 10000  # characters of context a SessionStart packet may take
+STOP_GROWTH = 64 * 1024  # bytes a transcript grows by before a Stop takes another rescue
+TAIL_ROOM = 128  # the closing line's most: its slug has at most 48 characters and its revision id 20
+QUIET_EVENTS = ("Stop", "UserPromptSubmit")  # they fire on every turn: what goes wrong there goes to the log only
+
+
+class _Answer:
+    """What a hook call prints: context for the model, a short message for the person, facts for the log."""
+
+    def __init__(self) -> None:
+        self.context: str | None = None
+        self.message: str | None = None
+        self.log: dict[str, Any] = {}
+
+
+def run_hook(args: dict[str, Any] | Refusal) -> int:
+    """Run one hook call (`args` from the command line, or the refusal its parse met) and print the answer."""
+    import time
+
+    started = time.monotonic()
+    harness = args.get("harness") if isinstance(args, dict) else None
+    given = args.get("event") if isinstance(args, dict) else None
+    answer = _Answer()
+    environ: Mapping[str, str] = os.environ
+    try:
+        if isinstance(args, Refusal):
+            raise args
+        event, budget = _check(given, harness, args.get("budget"))
+        payload = _payload(sys.stdin.buffer.read(MAX_PAYLOAD + 1))
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
+        ctx = Context(cwd=cwd)
+        environ = ctx.environ
+        _HANDLERS[event](ctx, str(harness), payload, budget, answer)
+    except Refusal as refusal:
+        answer.message = f"wheypoint {given or 'hook'}: {refusal.code}: {refusal}"
+        answer.log["refused"] = refusal.code
+    except Exception as exc:  # a bug must not block the harness: logged, answered, exit 0
+        answer.message = f"wheypoint {given or 'hook'} failed: {type(exc).__name__}: {exc}"
+        answer.log["error"] = f"{type(exc).__name__}: {exc}"
+    answer.log.update(event=given, harness=harness, ms=round((time.monotonic() - started) * 1000, 1))
+    if answer.message:
+        answer.log["message"] = answer.message
+        if isinstance(given, str) and EVENTS.get(given) in QUIET_EVENTS:
+            answer.message = None
+    memory.log(environ, {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **answer.log})
+    _print(harness, given, answer)
+    return 0
+
+
+def _check(given: Any, harness: Any, budget: Any) -> tuple[str, int]:
+    if given not in EVENTS:
+        raise Refusal("unknown-event", f"no hook event {given!r}; known: {', '.join(EVENTS)}")
+    if harness not in HARNESSES:
+        raise Refusal("unknown-harness", f"--harness takes {', '.join(HARNESSES)}, not {harness!r}")
+    if budget is not None and not (isinstance(budget, str) and budget.isdigit() and int(budget) > 0):
+        raise Refusal("usage", "--budget takes a positive number of characters")
+    return EVENTS[given], int(budget) if budget else DEFAULT_BUDGET
+
+
+def _payload(data: bytes) -> dict[str, Any]:
+    if len(data) > MAX_PAYLOAD:
+        raise Refusal("invalid-hook-payload", f"the hook's payload is over {MAX_PAYLOAD} bytes")
+    try:
+        payload = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Refusal("invalid-hook-payload", f"the hook's payload is not JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise Refusal("invalid-hook-payload", "the hook's payload is a JSON object")
+    return payload
+
+
+def _print(harness: Any, given: Any, answer: _Answer) -> None:
+    """The answer in the harness's own format: one JSON document on stdout, nothing else."""
+    if harness == "opencode":  # read by our plugin, which adds `context` to the compaction or the session
+        out: dict[str, Any] = {"context": answer.context or "", "message": answer.message or ""}
+    else:
+        out = {}
+        if answer.context and isinstance(given, str) and EVENTS.get(given) in CONTEXT_EVENTS:
+            out["hookSpecificOutput"] = {"hookEventName": given, "additionalContext": answer.context}
+        if answer.message:
+            out["systemMessage"] = answer.message
+    try:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    except OSError:  # the harness stopped reading: nothing left to tell it
+        pass
+
+
+def _choice(harness: str, payload: dict[str, Any]) -> TranscriptChoice:
+    return TranscriptChoice(hook=payload, harness=harness)
+
+
+def _session_key(harness: str, payload: dict[str, Any]) -> str:
+    return f"{harness}:{payload.get('session_id') or ''}"
+
+
+def _pre_compact(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
+    trigger = str(payload["trigger"]) if payload.get("trigger") in ("manual", "auto") else "auto"
+    _rescue(ctx, harness, payload, trigger, answer)
+    if harness == "opencode" and answer.log.get("work_id"):
+        answer.context = _packet(ctx, answer.log["work_id"], budget)
+
+
+def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, answer: _Answer) -> None:
+    from wheypoint.hooks.rescue import rescue
+
+    choice = _choice(harness, payload)
+    located = choice.locate(ctx)
+    done = rescue(ctx, choice, trigger=trigger)
+    project = ctx.project_key()
+    state = memory.load(ctx.environ, project)
+    memory.session_state(state, done.session)["size"] = _size(located.path)
+    if done.work_id:
+        memory.mark_pending(state, {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
+                                    "session": done.session, "trigger": trigger, "at": ctx.now()})  # fmt: skip
+    memory.save(ctx.environ, project, state)
+    answer.log.update(work_id=done.work_id, revision=done.revision_number, kept=done.kept, skipped=list(done.skipped))
+    if done.kept:
+        answer.message = f"wheypoint kept {done.kept} turn(s) verbatim in {done.slug} r{done.revision_number}"
+    if done.skipped:
+        answer.message = (answer.message or "wheypoint") + f"; left in the transcript: {'; '.join(done.skipped)}"
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
+    if payload.get("stop_hook_active"):  # a stop hook already made the agent go on: do not stack another rescue
+        return
+    located = _choice(harness, payload).locate(ctx)
+    seen = memory.load(ctx.environ, ctx.project_key()).get("sessions", {}).get(_session_key(harness, payload), {})
+    if _size(located.path) - int(seen.get("size", 0)) < STOP_GROWTH:
+        answer.log["skipped"] = "transcript grew too little since the last rescue"
+        return
+    _rescue(ctx, harness, payload, "stop", answer)
+
+
+def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
+    project = ctx.project_key()
+    state = memory.load(ctx.environ, project)
+    pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
+    work_id = pending.get("work_id") if pending else None
+    if not work_id:
+        work_id = _newest_work(ctx, project)
+    if not work_id:
+        answer.log["skipped"] = "no work in this project yet"
+        return
+    answer.context = _packet(ctx, work_id, budget)
+    answer.log.update(work_id=work_id, source=payload.get("source"), chars=len(answer.context))
+    memory.mark_delivered(state, _session_key(harness, payload))
+    memory.save(ctx.environ, project, state)
+
+
+def _user_prompt(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
+    project = ctx.project_key()
+    state = memory.load(ctx.environ, project)
+    pending = memory.undelivered(state, _session_key(harness, payload))
+    if pending is None:
+        return
+    answer.context = _packet(ctx, pending["work_id"], budget)
+    answer.log.update(work_id=pending["work_id"], chars=len(answer.context))
+    memory.mark_delivered(state, _session_key(harness, payload))
+    memory.save(ctx.environ, project, state)
+
+
+def _newest_work(ctx: Context, project: str) -> str | None:
+    from wheypoint.store.rows import WorkQuery
+
+    store = ctx.open_store(create=False)
+    try:
+        works = store.list_works(WorkQuery(projects=(project,), limit=1))
+    finally:
+        store.close()
+    return works[0].work_id if works else None
+
+
+def _packet(ctx: Context, work_id: str, budget: int) -> str:
+    """The resume packet as the model reads it: one line on what it is, the packet, the command to continue."""
+    from wheypoint.app.notes import handoff_render
+
+    head = f"wheypoint: the handoff of work {work_id} (user turns and quotes are verbatim; gates wait on a person)\n"
+    room = budget - len(head) - TAIL_ROOM
+    if room <= 0:
+        raise Refusal("budget-too-small", f"a packet needs more than {budget} characters")
+    packet = handoff_render(ctx, work_id, None, str(room))["packet"]
+    tail = f"\nContinue its chain: wheypoint checkpoint {packet['slug']} --base {packet['revision_id']} ...\n"
+    return head + json.dumps(packet, ensure_ascii=False) + tail
+
+
+_HANDLERS = {"PreCompact": _pre_compact, "SessionStart": _session_start, "Stop": _stop,
+             "UserPromptSubmit": _user_prompt}  # fmt: skip

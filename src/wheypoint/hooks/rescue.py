@@ -1,0 +1,139 @@
+"""The rescue checkpoint: before a compaction, keep the session's new user turns verbatim, with no model involved.
+
+A rescue writes revisions of the session's work (the work this session last wrote, else a work named from
+the session) whose only new content is meat: the user's own turns since the session's last checkpoint,
+and the turns the agent marked with `<!-- ckpt -->` trailers, copied byte for byte by the runtime from the
+transcript (the intent names turn ids only, so nothing here can retype a word). Provenance (session, git,
+time) is recorded by the checkpoint as for any other. A turn that cannot be meat (longer than the record
+keeps, or holding a credential) is left in the transcript and named in the answer, never cut or masked.
+"""
+
+from __future__ import annotations
+
+from wheypoint.app.context import Context, NoteOptions, TranscriptChoice
+from wheypoint.model.contract import MAX_LIST, MAX_MEAT_TEXT
+from wheypoint.model.errors import Refusal
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from wheypoint.store.base import Store
+    from wheypoint.transcripts.discovery import Located
+
+RECENT_WORKS = 20  # how many of the project's newest works are searched for the session's own work
+USER_TURN_TYPE = "thread"  # a user turn kept by a rescue: part of the thread, its weight left to a person
+
+
+class Rescued(Record):
+    """What a rescue did: the work and its head, how many turns it kept, and which it had to leave out."""
+
+    work_id: str | None
+    slug: str | None
+    revision_id: str | None
+    revision_number: int | None
+    kept: int
+    skipped: tuple[str, ...]  # "<turn id>: <why>"
+    session: str  # harness:id
+
+
+def session_slug(harness: str, session_id: str) -> str:
+    """A slug for a session that has no work yet: `session-<harness>-<the id's first 8 letters or digits>`."""
+    short = "".join(c for c in session_id.lower() if c.isascii() and c.isalnum())[:8] or "unknown"
+    return f"session-{harness}-{short}"
+
+
+def _session_work(store: Store, project: str, session: dict[str, str]) -> dict[str, Any] | None:
+    """The head record of the newest work in the project whose head was written in this session."""
+    from wheypoint.store.rows import WorkQuery
+
+    for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS)):
+        record = store.record(work.work_id)
+        if record is not None and record.get("session") == session:
+            return record
+    return None
+
+
+def _wanted_turns(located: Located, since: str | None, kept: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """(meat items to keep, turns left out with why): user turns after `since` and the agent's marked turns."""
+    from wheypoint.model.rules import secret_problem
+    from wheypoint.transcripts import discovery
+    from wheypoint.transcripts.harvest import harvest
+    from wheypoint.transcripts.model import USER_KINDS, ReadStats
+
+    turns = [t for t in discovery.turns_of(located, ReadStats()) if t.agent is None]
+    texts = {t.id: t.text for t in turns}
+    items: dict[str, dict[str, Any]] = {}
+    for turn in turns:
+        if turn.kind in USER_KINDS and turn.text.strip() and _after(turn.timestamp, since):
+            items[turn.id] = {"turn": turn.id, "type": USER_TURN_TYPE, "weight": 1}
+    for trailer in harvest(turns):  # every marked turn once: those already kept are dropped below
+        if trailer.status == "ok" and trailer.type:
+            items[trailer.turn_id] = {"turn": trailer.turn_id, "type": trailer.type, "weight": trailer.weight or 2}
+    chosen, skipped = [], []
+    for turn_id, item in items.items():
+        text = texts[turn_id]
+        if turn_id in kept:
+            continue
+        if len(text) > MAX_MEAT_TEXT:
+            skipped.append(f"{turn_id}: {len(text)} characters, over the {MAX_MEAT_TEXT} a record keeps")
+        elif secret_problem("$", text) is not None:
+            skipped.append(f"{turn_id}: holds what looks like a credential")
+        else:
+            chosen.append(item)
+    return chosen, skipped
+
+
+def _after(timestamp: str | None, since: str | None) -> bool:
+    """Whether a turn may be newer than the checkpoint captured at `since` (both ISO 8601 UTC).
+
+    Compared to the second, inclusively: a checkpoint's time has whole seconds, a turn's often fractions, and a
+    turn of that same second may have come after it. A turn without a time is taken; one already kept as meat
+    is dropped by the caller, so taking too many costs nothing.
+    """
+    return since is None or timestamp is None or timestamp[:19] >= since[:19]
+
+
+def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str) -> Rescued:
+    """Write the rescue revisions for the session `choice` names (see the module's docstring)."""
+    from wheypoint.app.checkpoint import checkpoint
+
+    located = choice.locate(ctx)
+    session = {"harness": located.harness, "id": located.session_id or ""}
+    key = f"{located.harness}:{located.session_id}"
+    if not located.session_id:
+        raise Refusal("session-not-found", f"{located.path} has no session id to name the rescued work by")
+    store = ctx.open_store(create=False)
+    try:
+        head = _session_work(store, ctx.project_key(), session)
+    finally:
+        store.close()
+    since = head["updated_at"] if head else None
+    kept = {m["turn"] for m in head["meat"] if m.get("session_id") == located.session_id} if head else set()
+    items, skipped = _wanted_turns(located, since, kept)
+    slug = head["slug"] if head else session_slug(located.harness, located.session_id)
+    pinned = TranscriptChoice(transcript=located.path, session=located.session_id, harness=located.harness)
+    reply: dict[str, Any] | None = None
+    base = head["revision_id"] if head else None
+    for start in range(0, len(items), MAX_LIST):
+        intent: dict[str, Any] = {"slug": slug, "meat": items[start : start + MAX_LIST]}
+        if base is None:
+            intent.update(orientation=f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
+                          next={"move": "hold"}, notes=_provenance(key, trigger))  # fmt: skip
+        else:
+            intent["base_revision_id"] = base
+        reply = checkpoint(ctx, intent, NoteOptions(), pinned)
+        base = reply["revision_id"]
+    if reply is None:  # nothing new: the work (if any) is still the one to resume
+        return Rescued(head["work_id"] if head else None, slug if head else None, base,
+                       head["revision_number"] if head else None, 0, tuple(skipped), key)  # fmt: skip
+    return Rescued(reply["work_id"], reply["slug"], reply["revision_id"], reply["revision_number"], len(items),
+                   tuple(skipped), key)  # fmt: skip
+
+
+def _provenance(session: str, trigger: str) -> str:
+    return (f"Written by wheypoint's PreCompact hook ({trigger} compaction) for session {session}: no agent "
+            "checkpointed this session before its context was compacted. The user's turns are kept verbatim as "
+            "meat; read them, then state the orientation, decisions and open questions in a checkpoint of "
+            "your own.")  # fmt: skip

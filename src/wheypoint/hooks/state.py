@@ -1,0 +1,88 @@
+"""What the hooks remember between calls: the work pending resume, who has had its packet, and a log.
+
+A hook is a fresh process each time, so what one hook call leaves for the next lives in a small JSON file
+per project beside the store's home (`hooks/<project>.json`), and what went wrong in `hooks/hook.log`.
+Both are advisory: the store holds every revision, so losing this file (or two hooks racing on it, where
+the last writer wins) costs at most one packet delivered twice or not at all, never a checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from wheypoint.app.workspace import store_path
+from wheypoint.notes.files import write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+LOG_LIMIT = 1024 * 1024  # past this the log is moved to hook.log.1 and started again
+DELIVERED_KEPT = 50  # sessions remembered as having had the pending packet
+
+
+def hooks_folder(environ: Mapping[str, str]) -> str:
+    """`hooks/` beside the default store file: `$WHEYPOINT_HOME/hooks`, else the XDG data folder's."""
+    return os.path.join(os.path.dirname(store_path(environ)), "hooks")
+
+
+def _state_path(environ: Mapping[str, str], project: str) -> str:
+    return os.path.join(hooks_folder(environ), f"{project}.json")
+
+
+def load(environ: Mapping[str, str], project: str) -> dict[str, Any]:
+    """The project's hook state; empty when there is none or it cannot be read (it is advisory)."""
+    try:
+        with open(_state_path(environ, project), encoding="utf-8") as handle:
+            state = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> None:
+    write_atomic(_state_path(environ, project), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+
+def session_state(state: dict[str, Any], session: str) -> dict[str, Any]:
+    """The part of the state about one session (`harness:id`), created empty."""
+    sessions = state.setdefault("sessions", {})
+    if not isinstance(sessions.get(session), dict):
+        sessions[session] = {}
+    found: dict[str, Any] = sessions[session]
+    return found
+
+
+def mark_pending(state: dict[str, Any], work: Mapping[str, Any]) -> None:
+    """The work a resumer should get next; nobody has had its packet yet."""
+    state["pending"] = {**work, "delivered_to": []}
+
+
+def mark_delivered(state: dict[str, Any], session: str) -> None:
+    pending = state.get("pending")
+    if isinstance(pending, dict):
+        delivered = [s for s in pending.get("delivered_to", []) if s != session][-DELIVERED_KEPT + 1 :]
+        pending["delivered_to"] = [*delivered, session]
+
+
+def undelivered(state: Mapping[str, Any], session: str) -> dict[str, Any] | None:
+    """The pending work, when this session has not had its packet yet."""
+    pending = state.get("pending")
+    if isinstance(pending, dict) and session not in pending.get("delivered_to", []):
+        return pending
+    return None
+
+
+def log(environ: Mapping[str, str], entry: Mapping[str, Any]) -> None:
+    """Append one JSON line to the hook log; a log that cannot be written is not worth failing a hook for."""
+    path = os.path.join(hooks_folder(environ), "hook.log")
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    except OSError:
+        pass

@@ -1,0 +1,66 @@
+"""`wheypoint hook`: payloads shaped like the harnesses' own, a real corpus session, the store, the note and stdout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import Runner, make_repo, shared_path
+from test_transcripts_cli import SESSION, SESSION_ID, with_cwd
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> tuple[Path, Path]:
+    repo = make_repo(tmp_path / "shop")
+    transcript = with_cwd(shared_path("corpus", "claude-code", SESSION), tmp_path / "t" / f"{SESSION_ID}.jsonl", repo)
+    return repo, transcript
+
+
+def _payload(event: str, repo: Path, transcript: Path, **extra: str) -> str:
+    # The fields Claude Code sends every hook, plus the event's own.
+    base = {"session_id": SESSION_ID, "transcript_path": str(transcript), "cwd": str(repo),
+            "hook_event_name": event, "permission_mode": "default"}  # fmt: skip
+    return json.dumps({**base, **extra})
+
+
+def test_precompact_keeps_the_users_turns_verbatim_and_sessionstart_hands_them_back(
+    wp: Runner, scene: tuple[Path, Path]
+) -> None:
+    repo, transcript = scene
+    done = wp("hook", "PreCompact", "--harness", "claude-code", cwd=repo,
+              stdin=_payload("PreCompact", repo, transcript, trigger="auto", custom_instructions=""))  # fmt: skip
+    assert done.code == 0 and "hookSpecificOutput" not in done.json, done.stdout
+    assert "kept 3 turn(s) verbatim" in done.json["systemMessage"]
+    typed = [json.loads(line) for line in transcript.read_text().splitlines()]
+    user_texts = {r["message"]["content"] for r in typed if r.get("type") == "user"
+                  and isinstance(r.get("message", {}).get("content"), str)}  # fmt: skip
+    record = wp("show", f"session-claude-code-{SESSION_ID[:8]}", cwd=repo).json["record"]
+    assert {m["text"] for m in record["meat"]} <= user_texts and len(record["meat"]) == 3
+    assert record["session"] == {"harness": "claude-code", "id": SESSION_ID}
+    assert (repo / ".cheese" / "notes" / f"session-claude-code-{SESSION_ID[:8]}.md").exists()
+    again = wp("hook", "PreCompact", "--harness", "claude-code", cwd=repo,
+               stdin=_payload("PreCompact", repo, transcript, trigger="manual"))  # fmt: skip
+    assert again.code == 0 and "systemMessage" not in again.json  # nothing new: no second revision
+    assert wp("log", record["work_id"], cwd=repo).json["revisions"][-1]["revision_number"] == 1
+    start = wp("hook", "SessionStart", "--harness", "claude-code", cwd=repo,
+               stdin=_payload("SessionStart", repo, transcript, source="compact"))  # fmt: skip
+    output = start.json["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart" and len(output["additionalContext"]) <= 10000
+    packet = json.loads(output["additionalContext"].splitlines()[1])
+    assert [m["text"] for m in packet["meat"]] == [m["text"] for m in reversed(record["meat"])]
+    assert output["additionalContext"].rstrip().endswith(f"--base {record['revision_id']} ...")
+    prompt = wp("hook", "UserPromptSubmit", "--harness", "claude-code", cwd=repo,
+                stdin=_payload("UserPromptSubmit", repo, transcript, prompt="go on"))  # fmt: skip
+    assert prompt.json == {}  # this session already had the packet
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1]", '{"cwd": 5}'])
+@pytest.mark.parametrize("args", [("PreCompact", "--harness", "claude-code"), ("Nonesuch", "--harness", "codex"),
+                                  ("SessionStart",), ("Stop", "--harness", "gemini", "--bogus")])  # fmt: skip
+def test_a_hook_always_exits_zero_with_one_json_answer(wp: Runner, tmp_path: Path, stdin: str,
+                                                       args: tuple[str, ...]) -> None:  # fmt: skip
+    done = wp("hook", *args, cwd=tmp_path, stdin=stdin)
+    assert done.code == 0 and done.stderr == "", done.stderr
+    assert isinstance(done.json, dict) and "Traceback" not in done.stdout
