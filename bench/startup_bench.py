@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -13,6 +15,25 @@ import benchlib as bl
 
 # The update target: validated, then checkpointed with --base, every round (show and resolve read another work).
 UPDATED = bl.PREFIX
+# The single-file runtime's rows: `<interpreter the venv was made from> -I wheypoint.pyz ...`, beside the baseline
+# that interpreter pays with -I (its own site-packages .pth files included, which a venv leaves out).
+BARE_BASELINE = "bare -I baseline"
+BARE_CODE = bl.BASELINE_CODE + "; print('{\"ok\": true}')"  # a JSON reply, as every timed step must print
+PYZ_ROWS = {"pyz show": "show", "pyz checkpoint new": "checkpoint new", "pyz checkpoint update": "checkpoint update"}
+PYZ: dict[str, Any] = {}  # the archive the run measures: folder (main), then path, sha256, source_digest
+
+
+def ensure_pyz(venv: bl.Venv) -> None:
+    """Build wheypoint.pyz once from the checkout's src/ (tools/build_pyz.py), and note the venv's source digest."""
+    if "path" in PYZ:
+        return
+    argv = [sys.executable, str(bl.ROOT / "tools" / "build_pyz.py"), "--out", str(PYZ["folder"] / "wheypoint.pyz")]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"tools/build_pyz.py failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    PYZ.update(json.loads(done.stdout))
+    version = subprocess.run([venv.wheypoint, "--version"], capture_output=True, text=True, check=False)
+    PYZ["venv_digest"] = json.loads(version.stdout).get("source_digest") if version.returncode == 0 else None
 
 
 def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
@@ -31,9 +52,9 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
                 "--orientation", f"{bl.sentence(rng)} (round {n})", "--next", "hold",
                 "--decision", f"{bl.sentence(rng)} (round {n})", "--rationale", rng.choice(bl.REASONS)]  # fmt: skip
 
-    def new(n: int) -> list[str]:
+    def new(n: int, tag: str = "") -> list[str]:
         """A first checkpoint as rich as the stored ones, its line reference pinned to a tracked file."""
-        flags = [wp, "checkpoint", f"fresh-{size}-{n:04d}", "--orientation", f"{bl.sentence(rng)} (new {n})",
+        flags = [wp, "checkpoint", f"fresh{tag}-{size}-{n:04d}", "--orientation", f"{bl.sentence(rng)} (new {n})",
                  "--next", "hold"]  # fmt: skip
         for number in range(rng.randint(2, 4)):
             flags += ["--decision", f"{bl.sentence(rng)} (d{number} of {n})", "--rationale", rng.choice(bl.REASONS)]
@@ -65,6 +86,14 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
             raise SystemExit(f"turns found {len(turns)} user turns, not {world.turns}: {reply}")
         return f"{len(turns)} user turn" + ("" if len(turns) == 1 else "s")
 
+    bare = [venv.base, "-I"]
+    pyz = [*bare, PYZ["path"]]
+    single = [
+        bl.Step(BARE_BASELINE, lambda n: [*bare, "-c", BARE_CODE], lambda reply: "ran"),
+        bl.Step("pyz show", lambda n: [*pyz, "show", bl.EXACT.slug], bl.check_show),
+        bl.Step("pyz checkpoint new", lambda n: [*pyz, *new(n, "-pyz")[1:]], check_new),
+        bl.Step("pyz checkpoint update", lambda n: [*pyz, *update(n)[1:]], check_update, moved),
+    ]  # fmt: skip
     return [
         bl.Step("show", lambda n: [wp, "show", bl.EXACT.slug], bl.check_show),
         bl.Step("list --grep", lambda n: [wp, "list", "--grep", bl.GREP_WORD], bl.check_list(world)),
@@ -73,11 +102,13 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
         bl.Step("checkpoint update", update, check_update, moved),
         bl.Step("checkpoint new", new, check_new),
         bl.Step("turns", lambda n: [wp, "turns", "--transcript", str(world.transcript)], check_turns),
+        *single,
     ]
 
 
 def measure(venv: bl.Venv, size: int, store: Path | None, how: str, runs: int) -> bl.SizeResult:
     print(f"measuring the store of {size:,} works ...", file=sys.stderr, flush=True)
+    ensure_pyz(venv)
     with tempfile.TemporaryDirectory(prefix="wheypoint-startup-") as tmp:
         world = bl.make_world(Path(tmp), venv, store)
         rounds = bl.run_rounds(venv, world, steps_for(venv, world, size), runs)
@@ -114,11 +145,44 @@ def report(venv: bl.Venv, floor: tuple[float, float], results: list[bl.SizeResul
     lines += ["", "Replies (checked once per size before timing): "
               + "; ".join(f"{r.size:,}: " + ", ".join(f"{k} {v}" for k, v in r.rounds.replies.items())
                           for r in results)]  # fmt: skip
+    lines += ["", *pyz_report(venv, results)]
     return "\n".join(lines) + "\n"
 
 
+def pyz_report(venv: bl.Venv, results: list[bl.SizeResult]) -> list[str]:
+    """The single-file runtime's rows: over the venv's baseline (as every row above), the bare one, the package."""
+    rows = list(PYZ_ROWS)
+    same = "the same sources as" if PYZ.get("venv_digest") == PYZ["source_digest"] else "NOT the sources of"
+    lines = ["## The single-file runtime", "",
+             f"`{venv.base} -I {PYZ['path']} ...` (built by tools/build_pyz.py; sha256 {PYZ['sha256'][:16]}..., "
+             f"source digest {PYZ['source_digest'][:23]}..., {same} the venv's install). `{BARE_BASELINE}` is "
+             f"`{venv.base} -I -c '{bl.BASELINE_CODE}'`: the interpreter outside the venv, its site-packages .pth "
+             "files included. Each cell: the median of per-round ratios [ratio of medians].", "",
+             "| store | ratio to | " + " | ".join([BARE_BASELINE, *rows]) + " |",
+             "|---:|---|" + "---:|" * (len(rows) + 1),
+             "| target | venv baseline | | " + " | ".join(f"<= {bl.TARGETS[PYZ_ROWS[r]]}x" for r in rows)
+             + " |"]  # fmt: skip
+    for r in results:
+        base, bare, series = r.rounds.baseline, r.rounds.series[BARE_BASELINE], r.rounds.series
+        venv_cells = [f"{series[n].cell(base)} {bl.verdict(series[n].paired(base), bl.TARGETS[PYZ_ROWS[n]])}"
+                      for n in rows]  # fmt: skip
+        lines.append(f"| {r.size:,} | venv baseline | {bare.cell(base)} | " + " | ".join(venv_cells) + " |")
+        lines.append(f"| {r.size:,} | {BARE_BASELINE} | 1.00x | " + " | ".join(series[n].cell(bare) for n in rows)
+                     + " |")  # fmt: skip
+        package = " | ".join(series[n].cell(series[PYZ_ROWS[n]]) for n in rows)
+        lines.append(f"| {r.size:,} | the package's command | | {package} |")
+    lines += ["", "Median wall times (ms):", "", "| store | venv baseline | " + " | ".join([BARE_BASELINE, *rows])
+              + " |", "|---:|---:|" + "---:|" * (len(rows) + 1)]  # fmt: skip
+    for r in results:
+        ms = " | ".join(f"{r.rounds.series[name].median():.1f}" for name in [BARE_BASELINE, *rows])
+        lines.append(f"| {r.size:,} | {r.rounds.baseline.median():.1f} | {ms} |")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return bl.run_sized_bench(argv, __doc__, "startup", "1,10000,100000", measure, report)
+    with tempfile.TemporaryDirectory(prefix="wheypoint-pyz-") as folder:
+        PYZ["folder"] = Path(folder)  # built there on the first measure, once the options are read
+        return bl.run_sized_bench(argv, __doc__, "startup", "1,10000,100000", measure, report)
 
 
 if __name__ == "__main__":

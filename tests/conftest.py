@@ -73,9 +73,41 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
-@pytest.fixture
-def wp(home: Path, tmp_path: Path) -> Runner:
-    """Run `python -m wheypoint ARGS` in a subprocess with an isolated store."""
+ROOT = Path(__file__).resolve().parents[1]
+# The interpreter itself, outside any venv: what runs the single-file runtime, as on a machine with nothing installed.
+BASE_PYTHON: str = getattr(sys, "_base_executable", None) or sys.executable
+RUNTIMES = ("package", "pyz")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite's own XDG cache, so the pyz runs unpack into a scratch folder, never the user's ~/.cache."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def pyz(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The single-file runtime, built once per test session by tools/build_pyz.py from this checkout's sources."""
+    out = tmp_path_factory.mktemp("pyz") / "wheypoint.pyz"
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "build_pyz.py"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stdout + done.stderr
+    return out
+
+
+def runtime_argv(runtime: str, request: pytest.FixtureRequest) -> list[str]:
+    """How a runtime starts wheypoint: the installed package, or the pyz on a bare isolated interpreter."""
+    if runtime == "pyz":
+        return [BASE_PYTHON, "-I", str(request.getfixturevalue("pyz"))]
+    return [sys.executable, "-m", "wheypoint"]
+
+
+@pytest.fixture(params=RUNTIMES)
+def wp(request: pytest.FixtureRequest, home: Path, tmp_path: Path) -> Runner:
+    """Run wheypoint ARGS in a subprocess with an isolated store, once per runtime (package, then pyz)."""
+    program = runtime_argv(request.param, request)
 
     def run(*args: str, cwd: Path | None = None, stdin: str | bytes | None = None,
             env: dict[str, str] | None = None) -> Reply:  # fmt: skip
@@ -84,7 +116,7 @@ def wp(home: Path, tmp_path: Path) -> Runner:
         environ.update(env or {})
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         done = subprocess.run(
-            [sys.executable, "-m", "wheypoint", *args], cwd=cwd or tmp_path, input=data,
+            [*program, *args], cwd=cwd or tmp_path, input=data,
             capture_output=True, env=environ, timeout=60, check=False,
         )  # fmt: skip
         return Reply(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
