@@ -57,7 +57,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "transcripts": ("model",),
     "app": ("model", "store", "notes", "transcripts"),
     "hooks": ("model", "store", "notes", "transcripts", "app"),
-    "cli": ("model", "app", "hooks"),
+    "mcp": ("model",),  # the command table and a runner are handed to it by cli: it knows no command itself
+    "cli": ("model", "app", "hooks", "mcp"),
 }
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
 DRIVERS = {"sqlite3": ("wheypoint.store.sqlite.", "wheypoint.transcripts.opencode")}
@@ -170,3 +171,19 @@ def test_the_model_is_pure() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("open", "input"):
                 wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} calls {node.func.id}()")
     assert not wrong, "the model does I/O:\n" + "\n".join(wrong)
+
+
+def test_every_data_file_of_the_package_is_installed() -> None:
+    """A file the runtime reads through importlib.resources must be in pyproject's package-data, or pip drops it."""
+    import fnmatch
+    import json
+    import re
+
+    # (tomllib is 3.11+; the table's one line is read as JSON, which a TOML array of strings also is)
+    table = (ROOT / "pyproject.toml").read_text().partition("[tool.setuptools.package-data]")[2]
+    globs = json.loads(re.search(r"^wheypoint = (\[.*\])$", table, re.M).group(1))  # type: ignore[union-attr]
+    package = ROOT / "src" / "wheypoint"
+    data = [p.relative_to(package).as_posix() for p in package.rglob("*")
+            if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]  # fmt: skip
+    assert data, "the package has a data file (hooks/opencode_plugin.ts) that this test should see"
+    assert [name for name in data if not any(fnmatch.fnmatch(name, glob) for glob in globs)] == []

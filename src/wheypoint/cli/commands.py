@@ -135,6 +135,16 @@ COMMANDS: tuple[Command, ...] = (
             (Option("--harness", "claude-code, codex, gemini or opencode", "NAME"),
              Option("--budget", "SessionStart: the resume packet's size in characters (default 10000)", "N")),
             "wheypoint hook PreCompact --harness claude-code", grammar="hook"),
+    Command("hooks", "install, remove or check wheypoint's hooks in a harness's settings",
+            (("action", "install, uninstall or status"),),
+            (Option("--harness", "claude-code, codex or gemini (opencode: a plugin file)", "NAME"),
+             Option("--scope", "user (the default: your home's settings) or project (this checkout's)",
+                    "user|project"),
+             Option("--command", "what the hooks run (default: this runtime, by its absolute path)", "CMD"),
+             FORMAT),
+            "wheypoint hooks install --harness claude-code"),
+    Command("mcp", "serve the commands as MCP tools over stdio (newline-delimited JSON-RPC)", (), (),
+            "wheypoint mcp"),
 )  # fmt: skip
 
 BY_NAME = {command.name: command for command in COMMANDS}

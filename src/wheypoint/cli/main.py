@@ -11,7 +11,17 @@ import json
 import os
 import sys
 
-from wheypoint.cli.commands import BY_NAME, Command, command_help, overview, parse, spell, unknown_command, usage
+from wheypoint.cli.commands import (
+    BY_NAME,
+    COMMANDS,
+    Command,
+    command_help,
+    overview,
+    parse,
+    spell,
+    unknown_command,
+    usage,
+)  # fmt: skip
 from wheypoint.model.errors import Refusal
 
 TYPE_CHECKING = False
@@ -193,6 +203,20 @@ def _write(command: Command, argv: list[str]) -> int:
     return _emit(command, reply, fmt)
 
 
+def _hooks(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.hooks.install import hooks_command
+
+    reply = hooks_command(_context(), args["action"], harness=args["harness"], scope=args["scope"],
+                          command=args["command"])  # fmt: skip
+    return _emit(command, reply, args["format"], f"hooks {args['action']}")
+
+
+def _mcp(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.mcp.server import serve
+
+    return serve(COMMANDS, answer)
+
+
 def _hook(command: Command, argv: list[str]) -> int:
     """A harness's hook: never a refusal or a non-zero exit, whatever the line or the payload (see hooks/)."""
     from wheypoint.hooks.events import run_hook
@@ -204,10 +228,29 @@ def _hook(command: Command, argv: list[str]) -> int:
     return run_hook(args)
 
 
+def answer(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
+    """Run one command as the command line would: (exit code, the one JSON document it printed).
+
+    For front doors that speak another protocol over this process's own stdin and stdout (MCP): the command
+    reads `stdin` where it would read standard input, and its output is captured, never written.
+    """
+    import io
+
+    saved = sys.stdin, sys.stdout
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    sys.stdout = captured = io.StringIO()
+    try:
+        code = main(argv)
+    finally:
+        sys.stdin, sys.stdout = saved
+    return code, captured.getvalue()
+
+
 # The handler of each command in commands.py (a test checks that the two name the same commands).
 TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
-    "adopt": _adopt, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
+    "adopt": _adopt, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo, "hooks": _hooks,
+    "mcp": _mcp,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {
@@ -232,9 +275,9 @@ def _run(argv: list[str]) -> int:
         print(_help(topic) if topic else overview())
         return 0
     if argv[0] == "--version":
-        from wheypoint import __version__
+        from wheypoint import version_facts
 
-        print(json.dumps({"ok": True, "command": "version", "version": __version__}))
+        print(json.dumps({"ok": True, "command": "version", **version_facts()}))
         return 0
     command = BY_NAME.get(argv[0])
     if command is None:

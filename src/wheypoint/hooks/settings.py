@@ -1,0 +1,239 @@
+"""A harness's JSON settings file, edited without clobbering: read strictly, merged, backed up, replaced atomically.
+
+Only the hook handlers wheypoint owns are touched. A handler is ours when it is a command whose last four
+words are `hook <Event> --harness <harness>` and which names wheypoint (its path, module or zipapp);
+everything else in the file (other keys, other hooks, other handlers in a shared group, matchers the person
+set) is kept as it was, in its order. A file that is not JSON, or whose `hooks` is not the shape every harness
+reads, is refused with a code and left byte for byte as it was.
+
+Writes go to a temporary file beside the real file (a symlinked settings file keeps its link), take the
+file's own permission bits, are fsynced and renamed over it, so a harness reading at the same moment sees the
+old file or the new one. Before the first change to an existing file, its bytes are copied to
+`<file>.wheypoint-backup`; later changes leave that copy alone, so it keeps the file as it was before wheypoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from wheypoint.model.errors import Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+BACKUP_SUFFIX = ".wheypoint-backup"
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024  # a settings file past this is not one a harness wrote
+
+
+class Settings:
+    """One settings file as read: its parsed object, its text (None when there was no file) and its indent."""
+
+    def __init__(self, path: str, data: dict[str, Any], text: str | None) -> None:
+        self.path = path
+        self.data = data
+        self.text = text
+        self.indent = detect_indent(text or "")
+
+
+def read_settings(path: str) -> Settings:
+    """The settings at `path` (an empty object when there is no file); refused when it is not a JSON object."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_SETTINGS_BYTES + 1)
+    except FileNotFoundError:
+        return Settings(path, {}, None)
+    except OSError as exc:
+        raise Refusal("settings-unreadable", f"cannot read {path}: {exc.strerror or exc}; it was left as it is",
+                      details={"path": path}) from None  # fmt: skip
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise Refusal("settings-unreadable", f"{path} is over {MAX_SETTINGS_BYTES} bytes; it was left as it is",
+                      details={"path": path})  # fmt: skip
+    try:
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text) if text.strip() else {}
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Refusal("settings-unreadable",
+                      f"{path} is not valid JSON ({exc}); fix or move it, then run this again: it was left as it is",
+                      details={"path": path}) from None  # fmt: skip
+    if not isinstance(data, dict):
+        raise Refusal("settings-unexpected", f"{path} holds a JSON {type(data).__name__}, not an object; left as it is",
+                      details={"path": path})  # fmt: skip
+    return Settings(path, data, text)
+
+
+def detect_indent(text: str) -> int | str:
+    """The indent unit of a JSON text (a tab, or a number of spaces), from its first indented line; else 2."""
+    for line in text.splitlines()[1:]:
+        body = line.lstrip(" \t")
+        if body and len(body) < len(line):
+            lead = line[: len(line) - len(body)]
+            return "\t" if lead.startswith("\t") else max(1, min(len(lead), 8))
+    return 2
+
+
+def render(settings: Settings) -> str:
+    """The settings object as the file's text: its own indent (2 spaces for a new file), a newline at the end."""
+    return json.dumps(settings.data, indent=settings.indent, ensure_ascii=False) + "\n"
+
+
+# ---- our handlers inside `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, ...]}, ...]}}`
+
+
+def is_ours(handler: Any, event: str, harness: str) -> bool:
+    """Whether a hook handler is wheypoint's own for this event and harness (see the module docstring)."""
+    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+        return False
+    command = handler.get("command")
+    if not isinstance(command, str):
+        return False
+    return command.split()[-4:] == ["hook", event, "--harness", harness] and "wheypoint" in command.lower()
+
+
+def _event_groups(settings: Settings, event: str, create: bool) -> list[Any] | None:
+    """The list of matcher groups of one event; refused when a container on the way is of another type."""
+    hooks = settings.data.get("hooks")
+    if hooks is None:
+        if not create:
+            return None
+        hooks = settings.data["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise _unexpected(settings, "hooks", "an object of events")
+    groups = hooks.get(event)
+    if groups is None:
+        if not create:
+            return None
+        groups = hooks[event] = []
+    if not isinstance(groups, list):
+        raise _unexpected(settings, f"hooks.{event}", "a list of matcher groups")
+    return groups
+
+
+def _unexpected(settings: Settings, where: str, expected: str) -> Refusal:
+    return Refusal("settings-unexpected",
+                   f"{settings.path}: `{where}` is not {expected} as every harness writes it; left as it is",
+                   details={"path": settings.path, "at": where})  # fmt: skip
+
+
+def find_ours(settings: Settings, event: str, harness: str) -> dict[str, Any] | None:
+    """Our first handler for an event, or None."""
+    for group in _event_groups(settings, event, create=False) or []:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            for handler in group["hooks"]:
+                if is_ours(handler, event, harness):
+                    return dict(handler)
+    return None
+
+
+def put_ours(settings: Settings, event: str, harness: str, handler: dict[str, Any]) -> None:
+    """Make `handler` our one handler for the event: our first one replaced in place, any other one removed."""
+    groups = _event_groups(settings, event, create=True)
+    assert groups is not None
+    placed = False
+    emptied: list[Any] = []
+    for group in groups:
+        if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
+            continue
+        kept: list[Any] = []
+        for item in group["hooks"]:
+            if not is_ours(item, event, harness):
+                kept.append(item)
+            elif not placed:
+                kept.append(handler)
+                placed = True
+        if kept != group["hooks"]:
+            group["hooks"] = kept
+            if not kept:
+                emptied.append(group)  # it held only a duplicate of ours
+    groups[:] = [group for group in groups if not any(group is gone for gone in emptied)]
+    if not placed:
+        groups.append({"hooks": [handler]})
+
+
+def drop_ours(settings: Settings, event: str, harness: str) -> bool:
+    """Remove our handlers of an event, and the groups, event list and `hooks` object that only they kept."""
+    groups = _event_groups(settings, event, create=False)
+    if groups is None:
+        return False
+    emptied: list[Any] = []
+    removed = False
+    for group in groups:
+        if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
+            continue
+        kept = [item for item in group["hooks"] if not is_ours(item, event, harness)]
+        if len(kept) != len(group["hooks"]):
+            removed = True
+            group["hooks"] = kept
+            if not kept:
+                emptied.append(group)
+    if not removed:
+        return False
+    groups[:] = [group for group in groups if not any(group is gone for gone in emptied)]
+    hooks = settings.data["hooks"]
+    if not groups:
+        del hooks[event]
+    if not hooks:
+        del settings.data["hooks"]
+    return True
+
+
+# ---- files
+
+
+def backup_path(path: str) -> str:
+    return path + BACKUP_SUFFIX
+
+
+def save(settings: Settings, text: str) -> str | None:
+    """Write the new text (backing up the old file once); the backup's path when one exists, else None."""
+    backup = backup_path(settings.path)
+    try:
+        if settings.text is not None and not os.path.exists(backup):
+            with open(settings.path, "rb") as handle:
+                original = handle.read()
+            write_atomic(backup, original, like=settings.path)
+        write_atomic(settings.path, text.encode("utf-8"), like=settings.path)
+    except OSError as exc:
+        raise Refusal("settings-unwritable", f"cannot write {settings.path}: {exc.strerror or exc}",
+                      details={"path": settings.path}) from None  # fmt: skip
+    return backup if os.path.exists(backup) else None
+
+
+def remove(path: str) -> None:
+    """Delete a file wheypoint created, refused with a code when that fails."""
+    try:
+        os.unlink(os.path.realpath(path))
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise Refusal("settings-unwritable", f"cannot remove {path}: {exc.strerror or exc}",
+                      details={"path": path}) from None  # fmt: skip
+
+
+def write_atomic(path: str, data: bytes, like: str | None = None) -> None:
+    """Replace `path` (through a symlink, its target) with `data`, keeping the permission bits of `like`."""
+    real = os.path.realpath(path)
+    folder, name = os.path.split(real)
+    os.makedirs(folder, exist_ok=True)
+    try:
+        mode: int | None = os.stat(os.path.realpath(like)).st_mode & 0o7777 if like else None
+    except OSError:
+        mode = None
+    temp = os.path.join(folder, f".{name}.{os.getpid()}-{time.monotonic_ns()}.wheypoint.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)  # a settings file may hold secrets: the new one is no more readable than the old
+        os.replace(temp, real)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise

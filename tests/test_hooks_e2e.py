@@ -1,0 +1,206 @@
+"""End to end, per harness: install the hooks into a scratch home, then run what the harness would run.
+
+Each test installs with `wheypoint hooks install`, reads the command lines back out of the settings file the
+harness reads, and runs them through `sh -c` in the project's checkout with payloads shaped like the harness's
+own (field names and types from its sources: see docs/hooks.md) for a real corpus session placed where the
+harness keeps its sessions. Then it checks that the rescue revision holds the session's user turns byte for
+byte (as `wheypoint turns` reads them from the same file), that the note was written, and that the
+SessionStart answer carries the resume packet in the harness's own output format.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from conftest import BASE_PYTHON, make_repo, shared_path
+from test_hooks_install import Scratch
+from test_transcripts_cli import SESSION, SESSION_ID, with_cwd
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+CODEX_ROLLOUT = "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
+CODEX_SESSION = "019c8a53-a0dd-7130-bcd7-95445d84846a"
+GEMINI_FILE = "agenthistory-gemini-session.json"
+GEMINI_SESSION = "dcbe78d3-ea75-4786-929e-d6cff0fc00ed"
+RUNTIMES = ("package", "pyz")
+
+
+def io_schema(harness: str) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((SCHEMAS / f"{harness}-hook-io.schema.json").read_text())
+    return schema
+
+
+def check(harness: str, kind: str, event: str, document: dict[str, Any]) -> None:
+    """`document` fits the harness's `kind` (input or output) schema for `event`."""
+    schema = io_schema(harness)
+    jsonschema.validate(document, {**schema, "$ref": f"#/$defs/{event}-{kind}"})
+
+
+class Harness:
+    """One harness in a scratch home: its installed commands, its session file, its payloads."""
+
+    def __init__(self, scratch: Scratch, repo: Path, name: str, program: list[str]) -> None:
+        self.scratch, self.repo, self.name = scratch, repo, name
+        installed = scratch.hooks("install", "--harness", name, program=program)
+        self.settings = json.loads(Path(installed["path"]).read_text())
+        self.session_id = ""
+        self.transcript: Path | None = None
+
+    def command(self, event: str) -> str:
+        (command,) = [h["command"] for group in self.settings["hooks"][event] for h in group["hooks"]
+                      if f" hook {event} --harness {self.name}" in h["command"]]  # fmt: skip
+        return str(command)
+
+    def fire(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run the installed command as the harness does: through a shell, in the checkout, payload on stdin."""
+        check(self.name, "input", event, payload)
+        shell = ["sh", "-c", self.command(event)]
+        done = subprocess.run(shell, input=json.dumps(payload), cwd=self.repo, capture_output=True, text=True,
+                              env=self.scratch.env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0 and done.stdout.count("\n") == 1, done.stdout + done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        check(self.name, "output", event, answer)
+        return answer
+
+    def user_turns(self) -> list[str]:
+        """The session's user prompts as the transcript reader copies them, byte for byte."""
+        reply = self.scratch.run("turns", "--transcript", str(self.transcript), "--format", "json").json
+        assert reply["ok"], reply
+        return [t["text"] for t in reply["turns"] if t["kind"] == "prompt"]
+
+
+@pytest.fixture(params=RUNTIMES)
+def program(request: pytest.FixtureRequest) -> list[str]:
+    """What `hooks install` is run by, and so what the installed hooks run: the package or the pyz."""
+    if request.param == "pyz":
+        return [BASE_PYTHON, "-I", str(request.getfixturevalue("pyz"))]
+    return [sys.executable, "-m", "wheypoint"]
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> tuple[Scratch, Path]:
+    scratch = Scratch(tmp_path)
+    return scratch, make_repo(tmp_path / "shop", {"cart.py": "total = 0\n"}, remote="git@github.com:Acme/Shop.git")
+
+
+def rescued(harness: Harness, answer: dict[str, Any]) -> dict[str, Any]:
+    """The rescue revision the PreCompact answer announced, checked against the session's own turns."""
+    slug = f"session-{harness.name}-{harness.session_id[:8]}"
+    assert f"in {slug} r1" in answer["systemMessage"], answer
+    shown = harness.scratch.run("show", slug, "--format", "json", cwd=harness.repo)
+    assert shown.code == 0, shown.stdout
+    record: dict[str, Any] = shown.json["record"]
+    turns = harness.user_turns()
+    kept = [m["text"] for m in record["meat"]]
+    assert kept and set(kept) <= set(turns)  # every kept turn is one of the user's, byte for byte
+    assert len(kept) <= len(turns)
+    assert record["session"] == {"harness": harness.name, "id": harness.session_id}
+    assert shown.json["note"]["state"] == "current"
+    note = (harness.repo / ".cheese" / "notes" / f"{slug}.md").read_text(encoding="utf-8")
+    assert all(text.splitlines()[0] in note for text in kept if text.strip())
+    return record
+
+
+def packet_of(context: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The resume packet inside an injected context, which must name the rescue's head to build on."""
+    assert len(context) <= 10000
+    head, line, *rest = context.splitlines()
+    assert head.startswith(f"wheypoint: the handoff of work {record['work_id']}")
+    assert rest[-1] == f"Continue its chain: wheypoint checkpoint {record['slug']} --base {record['revision_id']} ..."
+    packet: dict[str, Any] = json.loads(line)
+    assert [m["text"] for m in packet["meat"]] == [m["text"] for m in reversed(record["meat"])]
+    return packet
+
+
+def test_claude_code(scene: tuple[Scratch, Path], program: list[str]) -> None:
+    scratch, repo = scene
+    harness = Harness(scratch, repo, "claude-code", program)
+    harness.session_id = SESSION_ID
+    # Where Claude Code keeps a session: ~/.claude/projects/<the cwd, slashes as dashes>/<session id>.jsonl
+    folder = scratch.home / ".claude" / "projects" / str(repo).replace("/", "-")
+    harness.transcript = with_cwd(shared_path("corpus", "claude-code", SESSION), folder / f"{SESSION_ID}.jsonl", repo)
+    common = {"session_id": SESSION_ID, "transcript_path": str(harness.transcript), "cwd": str(repo),
+              "permission_mode": "default"}  # fmt: skip
+
+    answer = harness.fire("PreCompact", {**common, "hook_event_name": "PreCompact", "trigger": "auto",
+                                         "custom_instructions": ""})  # fmt: skip
+    assert set(answer) == {"systemMessage"}  # a hookSpecificOutput here is a schema error in Claude Code
+    record = rescued(harness, answer)
+    assert len(record["meat"]) == len(harness.user_turns()) == 3
+
+    start = harness.fire("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "compact",
+                                          "model": "claude-opus-4-5"})  # fmt: skip
+    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    packet_of(start["hookSpecificOutput"]["additionalContext"], record)
+    assert harness.fire("UserPromptSubmit", {**common, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}) == {}
+
+
+def test_codex_finds_its_rollout_by_session_id_when_transcript_path_is_null(
+    scene: tuple[Scratch, Path], program: list[str]
+) -> None:
+    scratch, repo = scene
+    harness = Harness(scratch, repo, "codex", program)
+    harness.session_id = CODEX_SESSION
+    # Where Codex keeps a rollout: $CODEX_HOME (default ~/.codex)/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl
+    day = scratch.home / ".codex" / "sessions" / "2026" / "02" / "23"
+    day.mkdir(parents=True)
+    harness.transcript = Path(shutil.copy(shared_path("corpus", "codex", CODEX_ROLLOUT),
+                                          day / CODEX_ROLLOUT.removeprefix("localpush-")))  # fmt: skip
+    common = {"session_id": CODEX_SESSION, "transcript_path": None, "cwd": str(repo), "model": "gpt-5.2-codex"}
+
+    answer = harness.fire("PreCompact", {**common, "hook_event_name": "PreCompact", "trigger": "auto",
+                                         "turn_id": "turn-7"})  # fmt: skip
+    record = rescued(harness, answer)
+    skipped = answer["systemMessage"].partition("left in the transcript: ")[2]
+    assert len(record["meat"]) + (skipped.count(";") + 1 if skipped else 0) == len(harness.user_turns())
+
+    start = harness.fire("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "resume"})
+    packet_of(start["hookSpecificOutput"]["additionalContext"], record)
+
+
+def test_gemini_cli(scene: tuple[Scratch, Path], program: list[str]) -> None:
+    scratch, repo = scene
+    harness = Harness(scratch, repo, "gemini", program)
+    harness.session_id = GEMINI_SESSION
+    # Where Gemini CLI keeps a session: ~/.gemini/tmp/<project>/chats/session-<time>-<id8>.json
+    chats = scratch.home / ".gemini" / "tmp" / "shop" / "chats"
+    chats.mkdir(parents=True)
+    harness.transcript = Path(shutil.copy(shared_path("corpus", "gemini", GEMINI_FILE),
+                                          chats / f"session-2026-01-01T00-00-{GEMINI_SESSION[:8]}.json"))  # fmt: skip
+    common = {"session_id": GEMINI_SESSION, "transcript_path": str(harness.transcript), "cwd": str(repo),
+              "timestamp": "2026-12-01T03:00:00.000Z"}  # fmt: skip
+
+    answer = harness.fire("PreCompress", {**common, "hook_event_name": "PreCompress", "trigger": "auto"})
+    record = rescued(harness, answer)
+    assert len(record["meat"]) == len(harness.user_turns())
+
+    start = harness.fire("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "resume"})
+    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    packet_of(start["hookSpecificOutput"]["additionalContext"], record)
+    assert harness.fire("BeforeAgent", {**common, "hook_event_name": "BeforeAgent", "prompt": "go on"}) == {}
+
+
+def test_a_harness_that_never_sent_sessionstart_gets_the_packet_with_the_next_prompt(
+    scene: tuple[Scratch, Path], program: list[str]
+) -> None:
+    scratch, repo = scene
+    harness = Harness(scratch, repo, "claude-code", program)
+    harness.session_id = SESSION_ID
+    folder = scratch.home / ".claude" / "projects" / str(repo).replace("/", "-")
+    harness.transcript = with_cwd(shared_path("corpus", "claude-code", SESSION), folder / f"{SESSION_ID}.jsonl", repo)
+    common = {"session_id": SESSION_ID, "transcript_path": str(harness.transcript), "cwd": str(repo),
+              "permission_mode": "default"}  # fmt: skip
+    record = rescued(harness, harness.fire("PreCompact", {**common, "hook_event_name": "PreCompact",
+                                                          "trigger": "auto", "custom_instructions": ""}))  # fmt: skip
+    prompt = {**common, "hook_event_name": "UserPromptSubmit", "prompt": "where were we?"}
+    first = harness.fire("UserPromptSubmit", prompt)
+    assert first["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    packet_of(first["hookSpecificOutput"]["additionalContext"], record)
+    assert harness.fire("UserPromptSubmit", prompt) == {}  # delivered once
