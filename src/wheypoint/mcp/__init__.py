@@ -1,0 +1,1 @@
+"""Front door: an MCP server over stdio, serving the command table's commands as tools."""
