@@ -11,6 +11,7 @@ SessionStart answer carries the resume packet in the harness's own output format
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import pytest
 from conftest import BASE_PYTHON, make_repo, shared_path
 from test_hooks_install import Scratch
 from test_transcripts_cli import SESSION, SESSION_ID, with_cwd
+from wheypoint.transcripts.model import USER_KINDS
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 CODEX_ROLLOUT = "localpush-rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
@@ -204,3 +206,50 @@ def test_a_harness_that_never_sent_sessionstart_gets_the_packet_with_the_next_pr
     assert first["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     packet_of(first["hookSpecificOutput"]["additionalContext"], record)
     assert harness.fire("UserPromptSubmit", prompt) == {}  # delivered once
+
+
+NODE_COMPACT = """
+const mod = await import(process.argv[2])
+const hooks = await mod.WheypointPlugin({ directory: process.argv[3], worktree: process.argv[3] })
+const output = { context: ["theirs"] }
+await hooks["experimental.session.compacting"]({ sessionID: process.argv[4] }, output)
+console.log(JSON.stringify(output.context))
+"""
+
+
+def test_opencode_plugin_rescues_from_opencodes_database_and_adds_the_packet_to_the_compaction(
+    scene: tuple[Scratch, Path], program: list[str]
+) -> None:
+    from test_transcripts_opencode import MAIN, build_db
+
+    node = shutil.which("node")
+    if node is None:  # the CI machines have Node.js 20
+        message = "node is not installed: the OpenCode plugin cannot be run here"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    scratch, repo = scene
+    data = scratch.home / ".local" / "share"
+    scratch.env["XDG_DATA_HOME"] = str(data)
+    (data / "opencode").mkdir(parents=True)
+    build_db(data / "opencode" / "opencode.db", MAIN)  # where OpenCode keeps its sessions
+    installed = scratch.hooks("install", "--harness", "opencode", program=program)
+    module = scratch.root / "plugin.mjs"  # the plugin is plain JavaScript, which node 20 loads as a module
+    shutil.copyfile(installed["path"], module)
+    runner = scratch.root / "compact.mjs"
+    runner.write_text(NODE_COMPACT)
+
+    done = subprocess.run([node, str(runner), module.as_uri(), str(repo), str(MAIN["id"])], capture_output=True,
+                          text=True, env=scratch.env, timeout=60, check=False)  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    theirs, packet_text = json.loads(done.stdout)
+    assert theirs == "theirs"
+    slug = "session-opencode-main"  # OpenCode's `ses_` prefix left out
+    shown = scratch.run("show", slug, "--format", "json", cwd=repo).json
+    record = shown["record"]
+    turns = scratch.run("turns", "--session", str(MAIN["id"]), "--harness", "opencode", "--format", "json").json
+    said = [t["text"] for t in turns["turns"] if t["kind"] in USER_KINDS and t["text"].strip()]
+    assert len(said) == 4 and [m["text"] for m in record["meat"]] == said  # byte for byte, whitespace and all
+    assert record["session"] == {"harness": "opencode", "id": MAIN["id"]}
+    packet_of(packet_text, record)

@@ -39,7 +39,13 @@ class Rescued(Record):
 
 
 def session_slug(harness: str, session_id: str) -> str:
-    """A slug for a session that has no work yet: `session-<harness>-<the id's first 8 letters or digits>`."""
+    """A slug for a session that has no work yet: `session-<harness>-<the id's first 8 letters or digits>`.
+
+    A short type prefix such as OpenCode's `ses_` says nothing about the session, so it is left out.
+    """
+    kind, underscore, rest = session_id.partition("_")
+    if underscore and rest and kind.isalpha() and len(kind) <= 4:
+        session_id = rest
     short = "".join(c for c in session_id.lower() if c.isascii() and c.isalnum())[:8] or "unknown"
     return f"session-{harness}-{short}"
 
