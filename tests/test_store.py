@@ -394,3 +394,32 @@ def test_the_schema_version_the_backend_opens_with_is_the_number_of_migrations()
     from wheypoint.store.sqlite.schema import SCHEMA_VERSION
 
     assert len(migrations.MIGRATIONS) == SCHEMA_VERSION
+
+
+def test_commit_many_stores_every_write_or_none(tmp_path: Path) -> None:
+    """A fork's two revisions: a refusal (or a failure) in the second leaves the first unwritten too."""
+    from wheypoint.store.rows import Write
+
+    store = SqliteStore.open(tmp_path / "store.sqlite3", create=True)
+    try:
+        write(store, "parent", 1, None)
+
+        def refuse(head: dict[str, Any] | None) -> Any:
+            raise Refusal("invalid-fork", "the second half is wrong")
+
+        child = Write("child", None, "rev-child-1", lambda head: outcome("child", 1, None))
+        with pytest.raises(Refusal, match="second half"):
+            store.commit_many([child, Write("parent", "rev-parent-1", "rev-parent-2", refuse)])
+        assert store.work("child") is None and store.work("parent").head_number == 1  # type: ignore[union-attr]
+        stale = Write("parent", "rev-parent-0", "rev-parent-2", lambda head: outcome("parent", 2, "rev-parent-1"))
+        with pytest.raises(Refusal) as refused:
+            store.commit_many([child, stale])
+        assert refused.value.code == "unknown-base" and store.work("child") is None
+        done = store.commit_many([child, Write("parent", "rev-parent-1", "rev-parent-2",
+                                               lambda head: outcome("parent", 2, "rev-parent-1"))])  # fmt: skip
+        assert [c.replayed for c in done] == [False, False]
+        assert store.work("child").head_number == 1 and store.work("parent").head_number == 2  # type: ignore[union-attr]
+        # and the connection still writes after the refusals
+        assert write(store, "parent", 3, "rev-parent-2").record["revision_number"] == 3
+    finally:
+        store.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from wheypoint.app.context import Context, note_path_named, place_of
-from wheypoint.app.trust import gate_findings, git_findings, link_findings, note_findings
+from wheypoint.app.trust import gate_findings, git_findings, lineage_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
 from wheypoint.model.shapes import is_work_id
@@ -139,7 +139,8 @@ def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, 
         raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
     place = place_of(ctx, work)
     note = note or place.note_path
-    findings = gate_findings(record, store.revisions(work.work_id)) + note_findings(record, note)
+    findings = gate_findings(record, store.revisions(work.work_id)) + lineage_findings(record)
+    findings += note_findings(record, note)
     if place.checkout is None and place.checkout_path is not None:
         findings.append(Finding("checkout-missing", ADVISORY, f"written in {place.checkout_path}, which is not a "
                                 "checkout now: links, commits and pins were not checked"))  # fmt: skip

@@ -135,6 +135,19 @@ def _adopt(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, adopt(_context(args["project"]), args["path"], notes), args["format"])
 
 
+def _fork(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.context import NoteOptions
+    from wheypoint.app.fork import fork_work, request_of
+
+    if not args["orientation"]:
+        raise Refusal("usage", "takes the child's orientation", usage=True, parameter="orientation")
+    request = request_of(args["child"], args["orientation"], args["next"], args["artifact"], args["move"],
+                         args["copy"], args["dossier"])  # fmt: skip
+    notes = NoteOptions(args["note_dir"], args["no_note"])
+    reply = fork_work(_context(args["project"]), args["parent"], request, args["base"], notes)
+    return _emit(command, reply, args["format"])
+
+
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
@@ -249,8 +262,8 @@ def answer(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
 # The handler of each command in commands.py (a test checks that the two name the same commands).
 TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
-    "adopt": _adopt, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo, "hooks": _hooks,
-    "mcp": _mcp,
+    "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
+    "hooks": _hooks, "mcp": _mcp,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

@@ -50,8 +50,11 @@ EDGE_KINDS = ("supersedes", "superseded_by", "relates_to", "implements", "inform
 HOST_ONLY_EDGE_KINDS = ("forked_from", "forked_to")
 HARNESSES = (*READABLE_HARNESSES, "other")
 ENTRY_KINDS = ("directive", "operator_directive", "decision", "question", "blocker")
-ENTRY_STATES = ("active", "resolved", "superseded", "withdrawn")
+ENTRY_STATES = ("active", "resolved", "superseded", "withdrawn", "moved")
 TRANSITION_ACTIONS = ("resolve", "supersede", "withdraw")
+# What a record and its receipt may say of a settled entry: the agents' actions, and `move`, which only the
+# runtime's fork writes (an entry moved into a child work; `to` names that work).
+RECORD_ACTIONS = (*TRANSITION_ACTIONS, "move")
 MEAT_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
 MAX_MEAT_TEXT = 20000
 
@@ -324,10 +327,11 @@ _RECORD_DEFS: dict[str, Any] = {
             "added_in": _INT,
             "settled": _closed(
                 {
-                    "action": {"enum": list(TRANSITION_ACTIONS)},
+                    "action": {"enum": list(RECORD_ACTIONS)},
                     "rationale": _STR,
                     "revision_number": _INT,
                     "by": _pattern(ENTRY_ID_PATTERN, "the successor of a superseded entry"),
+                    "to": _pattern(WORK_ID_PATTERN, "the work a moved entry went to (fork)"),
                 },
                 ("action", "rationale", "revision_number"),
             ),
@@ -355,7 +359,13 @@ _RECORD_DEFS: dict[str, Any] = {
         ("ref", "covers", "digest", "added_in"),
     ),
     "edge": _closed(
-        {"ref": _STR, "kind": _STR, "rationale": _STR, "added_in": _INT},
+        {
+            "ref": _STR,
+            "kind": _STR,
+            "rationale": _STR,
+            "added_in": _INT,
+            "revision": _pattern(REVISION_ID_PATTERN, "forked_from: the parent's revision the fork was taken from"),
+        },
         ("ref", "kind", "added_in"),
     ),
     "git": _closed({"branch": _NULLABLE_STR, "commit": _STR}, ("branch", "commit")),
@@ -480,7 +490,7 @@ REVISION: dict[str, Any] = {
         "transitioned": {
             "type": "array",
             "items": _closed(
-                {"entry": _STR, "action": {"enum": list(TRANSITION_ACTIONS)}, "by": _STR},
+                {"entry": _STR, "action": {"enum": list(RECORD_ACTIONS)}, "by": _STR, "to": _STR},
                 ("entry", "action"),
             ),
         },

@@ -96,15 +96,15 @@ class Outcome(Record):
     warnings: list[Problem]
 
 
-def _copied(value: Any) -> Any:
+def deep_copy(value: Any) -> Any:
     """A deep copy of JSON data (objects, arrays, scalars), as read from the head record before it is changed.
 
     Written out rather than `copy.deepcopy`, whose import (with `weakref`) costs a millisecond of every write.
     """
     if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
+        return {key: deep_copy(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_copied(item) for item in value]
+        return [deep_copy(item) for item in value]
     return value
 
 
@@ -163,7 +163,7 @@ class _Builder:
             self.slug, self.work_id = genesis_identity(intent, prov.project_key)
         self.request = request_digest(intent)
         self.revision_id = revision_id_for(self.work_id, self.parent, self.request)
-        self.entries: list[dict[str, Any]] = _copied(head["entries"]) if head else []
+        self.entries: list[dict[str, Any]] = deep_copy(head["entries"]) if head else []
         self.labels: dict[str, str] = {}
         self.added: list[str] = []
 
@@ -294,7 +294,7 @@ class _Builder:
         return moved
 
     def artifact_links(self) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-        links = _copied(self.head["artifact_links"]) if self.head else []
+        links = deep_copy(self.head["artifact_links"]) if self.head else []
         removed: list[str] = []
         for index, ref in enumerate(self.intent.get("remove_artifact_links", [])):
             kept = [link for link in links if link["ref"] != ref]
@@ -326,7 +326,7 @@ class _Builder:
         return links, added, removed
 
     def edges(self) -> list[dict[str, Any]]:
-        edges = _copied(self.head["edges"]) if self.head else []
+        edges = deep_copy(self.head["edges"]) if self.head else []
         for given in self.intent.get("links", []):
             edge: dict[str, Any] = {"ref": given["ref"], "kind": given["kind"], "added_in": self.number}
             if "rationale" in given:
@@ -335,7 +335,7 @@ class _Builder:
         return edges
 
     def dossier(self) -> list[dict[str, Any]]:
-        forks = _copied(self.head["decision_dossier"]) if self.head else []
+        forks = deep_copy(self.head["decision_dossier"]) if self.head else []
         for index, given in enumerate(self.intent.get("decision_dossier", [])):
             gate = self.resolve(given["gate"], f"$.decision_dossier[{index}].gate") if "gate" in given else None
             fork: dict[str, Any] = {
@@ -405,24 +405,40 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
     record["local_references"] = sorted({r for r in record_refs(record) if r in known_local})
     record["record_digest"] = digest(record)
 
-    revision: dict[str, Any] = {
+    revision = make_receipt(record, b.request, prov.captured_at, added=b.added, transitioned=transitioned,
+                            links_added=links_added, links_removed=links_removed, notes_changed=notes_changed,
+                            compacted=compacted)  # fmt: skip
+    return Outcome(record, revision, advisories(record))
+
+
+def make_receipt(
+    record: Mapping[str, Any], request: str, captured_at: str, *, added: list[str],
+    transitioned: list[dict[str, Any]], links_added: list[str], links_removed: list[str] | None = None,
+    notes_changed: bool = False, compacted: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """The revision receipt of a new record: what it changed; revision_digest covers the rest of the receipt."""
+    receipt: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "revision_id": b.revision_id,
-        "work_id": b.work_id,
-        "revision_number": b.number,
-        "parent_revision_id": b.parent,
-        "request_digest": b.request,
+        "revision_id": record["revision_id"],
+        "work_id": record["work_id"],
+        "revision_number": record["revision_number"],
+        "parent_revision_id": record["parent_revision_id"],
+        "request_digest": request,
         "record_digest": record["record_digest"],
-        "captured_at": prov.captured_at,
-        "added": b.added,
+        "captured_at": captured_at,
+        "added": added,
         "transitioned": transitioned,
         "links_added": links_added,
-        "links_removed": links_removed,
+        "links_removed": links_removed or [],
         "notes_changed": notes_changed,
         "compacted": compacted,
     }
-    revision["revision_digest"] = digest(revision)
+    receipt["revision_digest"] = digest(receipt)
+    return receipt
 
+
+def advisories(record: Mapping[str, Any]) -> list[Problem]:
+    """The warnings a new record earns: notes or orientation left behind by changed decisions."""
     warnings: list[Problem] = []
     if notes_stale(record):
         warnings.append(
@@ -435,7 +451,7 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
                 "stale-orientation", "$.orientation", f"decisions changed since the orientation was stated; {restate}"
             )
         )
-    return Outcome(record, revision, warnings)
+    return warnings
 
 
 def _orientation_revision(head: Mapping[str, Any]) -> int:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 TITLE = "# Wheypoint handoff"
 SECTIONS = (
     "Gates", "Open entries", "Decisions", "Directives", "Meat", "Notes", "Superseded", "Context", "Artifacts",
-    "Decision dossier", "Tasks", "Local references", "Identifiers",
+    "Decision dossier", "Tasks", "Lineage", "Local references", "Identifiers",
 )  # fmt: skip
 DIGEST_KEY = "note_digest"
 # What each next move asks of the reader, in a line, for a cold reader who does not know the pipeline's names.
@@ -261,6 +261,28 @@ def _artifact(link: Mapping[str, Any]) -> str:
     return line
 
 
+LINEAGE_KINDS = ("forked_from", "forked_to")
+
+
+def _lineage(record: Mapping[str, Any]) -> list[str]:
+    """Where this work came from and what was split off it (written by `fork`, never by an agent)."""
+    lines = []
+    for edge in record["edges"]:
+        if edge["kind"] == "forked_from":
+            taken = f" at `{edge['revision']}`" if "revision" in edge else ""
+            lines.append(f"- parent: {escape_line(edge['ref'])}{taken} (forked in r{edge['added_in']})")
+    moved: dict[str, list[str]] = {}
+    for entry in record["entries"]:
+        if entry["state"] == "moved":
+            moved.setdefault(entry["settled"]["to"], []).append(f"`{entry['id']}`")
+    for edge in record["edges"]:
+        if edge["kind"] == "forked_to":
+            child = edge["ref"].rpartition("/")[2]
+            took = f": took {', '.join(moved[child])}" if child in moved else ""
+            lines.append(f"- child: {escape_line(edge['ref'])} (forked at r{edge['added_in']}){took}")
+    return lines
+
+
 def _identifiers(record: Mapping[str, Any]) -> list[str]:
     lines = [
         f"- work_id: `{record['work_id']}`",
@@ -285,7 +307,7 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
         who = " (operator, private)" if entry["kind"] == "operator_directive" else ""
         where = f" (quoted from turn `{entry['quote_turn']}`)" if "quote_turn" in entry else ""
         directives.append(_entry_line(entry) + who + where + "\n" + _blockquote(entry.get("quote", "")))
-    edges = [f"- {e['kind']}: {escape_line(e['ref'])}" for e in record["edges"]]
+    edges = [f"- {e['kind']}: {escape_line(e['ref'])}" for e in record["edges"] if e["kind"] not in LINEAGE_KINDS]
     tasks = [f"- `{t['slug']}` ({t['intent']}): {escape_line(t['command'])}" for t in record["next"].get("tasks", [])]
     body: list[str] = []
     if orientation_stale(record):
@@ -302,6 +324,7 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
     body += _section("Artifacts", [*map(_artifact, record["artifact_links"]), *edges])
     body += _section("Decision dossier", _dossier(record))
     body += _section("Tasks", tasks)
+    body += _section("Lineage", _lineage(record))
     body += _section("Local references", [f"- {escape_line(ref)}" for ref in record["local_references"]])
     body += _section("Identifiers", _identifiers(record))
     return body

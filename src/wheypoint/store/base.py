@@ -12,7 +12,8 @@ Every backend upholds the same contract:
 - replay: if the revision an intent would create already exists, the backend answers with it
   (`replayed`) and writes nothing;
 - atomicity: a revision, its record, the head pointer and the indexes become visible together or not
-  at all, whatever instant the process dies at;
+  at all, whatever instant the process dies at; `commit_many` extends this to several revisions of
+  several works (a fork's child and parent), which are all written or none;
 - refusals, not driver errors: whatever goes wrong in the backend's driver reaches the caller as a
   `Refusal` (`store-busy` when the store stayed locked, else `storage-error`, naming the store).
 
@@ -29,9 +30,12 @@ from wheypoint.store.rows import Committed as Committed
 from wheypoint.store.rows import ListedWork as ListedWork
 from wheypoint.store.rows import WorkQuery as WorkQuery
 from wheypoint.store.rows import WorkRef as WorkRef
+from wheypoint.store.rows import Write as Write
 from wheypoint.store.rows import WrittenFrom as WrittenFrom
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from wheypoint.store.rows import Build as Build
 
 
@@ -70,6 +74,9 @@ class Store(Protocol):
         written_from: WrittenFrom | None = None,
     ) -> Committed:  # fmt: skip
         """Run `build` on the head and store its outcome, under the contract above, noting where it came from."""
+
+    def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
+        """Every write, in order, in one transaction: all of them are stored, or (on a refusal) none."""
 
     def close(self) -> None:
         """Release the backend's resources."""

@@ -43,6 +43,16 @@ class WrittenFrom(Record):
     note_dir: str | None
 
 
+class Write(Record):
+    """One revision of a `commit_many`: the work, the head it builds on, the id it will get, how it is built."""
+
+    work_id: str
+    base_revision_id: str | None
+    candidate_revision_id: str
+    build: Build
+    written_from: WrittenFrom | None = None
+
+
 class Committed(Record):
     """The answer to a write: the stored record and receipt, and whether it was a replay."""
 

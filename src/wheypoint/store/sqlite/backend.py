@@ -57,9 +57,10 @@ from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, ve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
-    from wheypoint.store.rows import Build, WorkQuery, WrittenFrom
+    from wheypoint.store.rows import Build, WorkQuery, Write, WrittenFrom
 
 BUSY_TIMEOUT_MS = 15000
 # Both exist from Python 3.12 on; without them the close-time checkpoint stays (see above).
@@ -387,13 +388,19 @@ class SqliteStore:
         self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build,
         written_from: WrittenFrom | None = None,
     ) -> Committed:  # fmt: skip
+        from wheypoint.store.rows import Write
+
+        return self.commit_many([Write(work_id, base_revision_id, candidate_revision_id, build, written_from)])[0]
+
+    def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
         conn = self._require()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
             raise _refusal(exc, self.path, "write to") from None
         try:
-            result = self._commit_locked(conn, work_id, base_revision_id, candidate_revision_id, build, written_from)
+            result = [self._commit_locked(conn, w.work_id, w.base_revision_id, w.candidate_revision_id, w.build,
+                                          w.written_from) for w in writes]  # fmt: skip
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             _rollback(conn)

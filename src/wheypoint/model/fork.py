@@ -1,0 +1,209 @@
+"""Fork, the pure half: (the parent's head, a fork request, provenance) -> the child's genesis and the parent's move.
+
+A fork splits part of a work off into a new work. It writes two records that only make sense together,
+so the store commits them in one transaction (Store.commit_many): the child's first revision, carrying one
+`forked_from` edge to the parent's head revision, and a revision of the parent in which the entries that
+went are settled as `moved` (with `to` naming the child) and a `forked_to` edge names the child.
+
+What goes where (docs/work-graph.md says the same for users):
+- `move`: active entries that leave the parent. They keep their ids in the child, and in the parent they
+  are settled `moved`, so a gate split off no longer gates the parent. A moved gate takes its dossier along.
+- `copy`: active directives, operator directives and decisions, kept in both works (the user's rules and
+  what was decided still hold in the child). An open question or blocker cannot be copied: two works
+  would each wait on one answer, and answering it in one would leave the other stale. Move it instead.
+- `dossier`: the dossier of a gate that stays, copied into the child as context.
+- Everything else stays with the parent. The child starts with the parent's working context, the artifact
+  links that cover an entry it received, no notes and no meat (turns belong to the session that kept them).
+
+Ids are derived as the kernel derives them (see kernel.py): the child's work id from the project and its
+slug, each revision id from its work, its parent revision and the digest of the fork request, so the same
+fork of the same head is recognised as a replay, and a fork of a later head is a different fork.
+"""
+
+from __future__ import annotations
+
+from wheypoint.model.canonical import digest
+from wheypoint.model.contract import SCHEMA_VERSION
+from wheypoint.model.derived import derive_status
+from wheypoint.model.errors import Problem, Refusal
+from wheypoint.model.kernel import (
+    Outcome,
+    Provenance,
+    advisories,
+    deep_copy,
+    make_receipt,
+    record_refs,
+    revision_id_for,
+    work_id_for,
+)
+from wheypoint.model.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+COPYABLE = ("directive", "operator_directive", "decision")
+
+
+class ForkRequest(Record):
+    """What the caller asked for: the child's name and first words, and which entries go or are copied."""
+
+    child_slug: str
+    orientation: str
+    next: dict[str, Any]
+    move: tuple[str, ...] = ()
+    copy: tuple[str, ...] = ()
+    dossier: tuple[str, ...] = ()
+
+    def canonical(self, parent_work_id: str, parent_revision_id: str) -> dict[str, Any]:
+        """The request as the digest sees it: everything that shapes the two records."""
+        return {"fork_of": parent_work_id, "parent_revision_id": parent_revision_id, "slug": self.child_slug,
+                "orientation": self.orientation, "next": self.next, "move": list(self.move),
+                "copy": list(self.copy), "dossier": list(self.dossier)}  # fmt: skip
+
+
+class Forked(Record):
+    """Both halves of a fork."""
+
+    child: Outcome
+    parent: Outcome
+
+
+def work_ref(project_key: str, work_id: str) -> str:
+    """How an edge names another work of the store."""
+    return f"wheypoint:{project_key}/{work_id}"
+
+
+def identities(parent: Mapping[str, Any], request: ForkRequest) -> tuple[str, str, str]:
+    """(child work id, child revision id, parent's new revision id) of this fork of `parent`."""
+    child_work = work_id_for(parent["project_key"], request.child_slug)
+    request_digest = digest(request.canonical(parent["work_id"], parent["revision_id"]))
+    return (child_work, revision_id_for(child_work, None, request_digest),
+            revision_id_for(parent["work_id"], parent["revision_id"], request_digest))  # fmt: skip
+
+
+def check(parent: Mapping[str, Any], request: ForkRequest) -> list[Problem]:
+    """Every reason this fork cannot be taken from `parent`, at once."""
+    problems: list[Problem] = []
+    by_id = {entry["id"]: entry for entry in parent["entries"]}
+    if not (request.move or request.copy or request.dossier):
+        problems.append(Problem("empty-fork", "$", "a fork splits something off: name entries to --move or --copy"))
+    for flag, ids in (("move", request.move), ("copy", request.copy), ("dossier", request.dossier)):
+        seen: set[str] = set()
+        for index, entry_id in enumerate(ids):
+            path = f"$.{flag}[{index}]"
+            entry = by_id.get(entry_id)
+            if entry_id in seen:
+                problems.append(Problem("fork-repeated", path, f"{entry_id} is named twice in --{flag}"))
+            seen.add(entry_id)
+            if entry is None:
+                problems.append(Problem("unknown-entry", path, f"no entry {entry_id} in {parent['work_id']}"))
+            elif entry["state"] != "active":
+                problems.append(Problem("inactive-entry", path, f"{entry_id} is already {entry['state']}; "
+                                        "only active entries are forked"))  # fmt: skip
+            elif flag == "copy" and entry["kind"] not in COPYABLE:
+                problems.append(Problem("fork-copy-open", path, f"{entry_id} is an open {entry['kind']}: two works "
+                                        "would wait on one answer; --move it instead"))  # fmt: skip
+            elif flag == "dossier" and not any(f["gate"] == entry_id for f in parent["decision_dossier"]):
+                problems.append(Problem("unknown-dossier", path, f"{entry_id} has no decision dossier to copy"))
+    for index, entry_id in enumerate(request.copy):
+        if entry_id in request.move:
+            problems.append(Problem("fork-overlap", f"$.copy[{index}]", f"{entry_id} cannot both move and be copied"))
+    return problems
+
+
+def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance) -> Forked:
+    """The child's genesis and the parent's next revision; refused with every problem when the fork is wrong."""
+    problems = check(parent, request)
+    if problems:
+        raise Refusal("invalid-fork", f"the fork has {len(problems)} problem(s)", problems)
+    child_work, child_revision, parent_revision = identities(parent, request)
+    request_digest = digest(request.canonical(parent["work_id"], parent["revision_id"]))
+    going = set(request.move) | set(request.copy)
+    given = [_fresh(entry) for entry in parent["entries"] if entry["id"] in going]
+    dossier = [
+        {**deep_copy(item), "added_in": 1}
+        for item in parent["decision_dossier"]
+        if item["gate"] in request.move or item["gate"] in request.dossier
+    ]
+    links = []
+    for link in parent["artifact_links"]:
+        covers = [entry_id for entry_id in link["covers"] if entry_id in going]
+        if covers:
+            links.append({**deep_copy(link), "covers": covers, "added_in": 1})
+    child: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "work_id": child_work,
+        "slug": request.child_slug,
+        "project_key": parent["project_key"],
+        "revision_id": child_revision,
+        "revision_number": 1,
+        "parent_revision_id": None,
+        "created_at": prov.captured_at,
+        "updated_at": prov.captured_at,
+        "status": derive_status(given),
+        "orientation": request.orientation,
+        "orientation_revision": 1,
+        "next": deep_copy(request.next),
+        "entries": given,
+        "decision_dossier": dossier,
+        "notes": "",
+        "notes_revision": 1,
+        "decisions_revision": 1,
+        "working_context": list(parent["working_context"]),
+        "artifact_links": links,
+        "edges": [_edge(work_ref(parent["project_key"], parent["work_id"]), "forked_from", 1, parent["revision_id"])],
+        "local_references": [],
+        "meat": [],
+        "session": prov.session,
+        "git": prov.git,
+    }
+    parent_local = set(parent["local_references"])
+    child["local_references"] = sorted({ref for ref in record_refs(child) if ref in parent_local})
+    child["record_digest"] = digest(child)
+    child_receipt = make_receipt(child, request_digest, prov.captured_at, added=[e["id"] for e in given],
+                                 transitioned=[], links_added=[link["ref"] for link in links])  # fmt: skip
+
+    number = int(parent["revision_number"]) + 1
+    entries = deep_copy(parent["entries"])
+    moves = []
+    for entry in entries:
+        if entry["id"] in request.move:
+            entry["state"] = "moved"
+            entry["settled"] = {"action": "move", "rationale": f"moved to {child_work} by a fork",
+                                "revision_number": number, "to": child_work}  # fmt: skip
+            moves.append({"entry": entry["id"], "action": "move", "to": child_work})
+    decisions_moved = any(e["kind"] == "decision" for e in entries if e["id"] in request.move)
+    after = {
+        **deep_copy(dict(parent)),
+        "revision_id": parent_revision,
+        "revision_number": number,
+        "parent_revision_id": parent["revision_id"],
+        "updated_at": prov.captured_at,
+        "status": derive_status(entries),
+        "entries": entries,
+        "decisions_revision": number if decisions_moved else parent["decisions_revision"],
+        "orientation_revision": parent.get("orientation_revision", parent["revision_number"]),
+        "edges": [*deep_copy(parent["edges"]), _edge(work_ref(parent["project_key"], child_work), "forked_to", number)],
+        "session": prov.session,
+        "git": prov.git,
+    }
+    after.pop("record_digest", None)
+    after["record_digest"] = digest(after)
+    parent_receipt = make_receipt(after, request_digest, prov.captured_at, added=[], transitioned=moves, links_added=[])
+    return Forked(Outcome(child, child_receipt, advisories(child)), Outcome(after, parent_receipt, advisories(after)))
+
+
+def _edge(ref: str, kind: str, added_in: int, revision: str | None = None) -> dict[str, Any]:
+    edge: dict[str, Any] = {"ref": ref, "kind": kind, "added_in": added_in}
+    if revision is not None:
+        edge["revision"] = revision
+    return edge
+
+
+def _fresh(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An active entry as the child receives it: its id, kind and words kept, added in the child's first revision."""
+    copied: dict[str, Any] = deep_copy(dict(entry))
+    copied["added_in"] = 1
+    return copied
