@@ -41,9 +41,10 @@ _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "whey
                "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
                "wheypoint.app.transcript", "wheypoint.transcripts.harvest"}  # fmt: skip
 
+_LINKS = "wheypoint.app.links"  # backlinks, which show and resolve answer
 # command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)
 PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
-    "show": (["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show"}, set()),
+    "show": (["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show", _LINKS}, set()),
     "log": (["log", "retry-backoff"], _CLI | _CONTEXT | _STORE | {"wheypoint.app.show", *_RENDER}, set()),
     # list looks through the checkout's notes folder for hand-written notes; a generated one is recognised by its
     # own digest (notes.render), so only a note that may be hand-written is parsed.
@@ -68,6 +69,7 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
         | _RENDER
         | {
             "wheypoint.app.resolve",
+            "wheypoint.app.links",
             "wheypoint.app.trust",
             "wheypoint.model.refs",
             "wheypoint.notes.legacy",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from wheypoint.app.context import Context, note_path_named, place_of
+from wheypoint.app.links import backlinks
 from wheypoint.app.trust import gate_findings, git_findings, lineage_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
@@ -153,6 +154,6 @@ def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, 
         revision_id=record["revision_id"], revision_number=record["revision_number"],
         record_digest=record["record_digest"], note_path=note,
         checkout={"path": place.checkout_path, "current": place.current}, candidates=[],
-        findings=[f.as_json() for f in findings],
+        findings=[f.as_json() for f in findings], backlinks=backlinks(store, work),
     )  # fmt: skip
     return reply, record

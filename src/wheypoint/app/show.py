@@ -21,6 +21,9 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
         record = store.record(work.work_id, revision_id)
         if record is None:
             raise Refusal("revision-missing", f"{revision_id} is not a revision of {work.work_id}")
+        from wheypoint.app.links import backlinks  # show alone answers them; log, from this module too, does not
+
+        pointing = backlinks(store, work)
     finally:
         store.close()
     path = note_path_for(ctx, record["slug"], notes) if notes.note_dir else place_of(ctx, work).note_path
@@ -33,7 +36,7 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
             raise Refusal("note-unwritable", f"the note was not written to {path}: {exc.strerror or exc}",
                           details={"note_path": path}) from None  # fmt: skip
         state = "rewritten"
-    return {"work_id": work.work_id, "record": record, "note": {"path": path, "state": state}}
+    return {"work_id": work.work_id, "record": record, "note": {"path": path, "state": state}, "backlinks": pointing}
 
 
 def log(ctx: Context, ref: str) -> dict[str, Any]:

@@ -16,12 +16,13 @@ and each modifier is accepted by these items only (anything else is refused `fla
     --type --weight (meat)
 
 Any other flag (--orientation, --next, --artifact, --order, --notes, --notes-file, --context,
---remove-link, --slug, --base, ...) stands alone and ends the current item. A modifier
+--remove-link, --unlink, --slug, --base, ...) stands alone and ends the current item. A modifier
 given twice to one item is refused `flag-repeated` (except --covers, which repeats).
 
 A `--link` without `--kind` is an artifact link (a file or URL this work produced or uses); with
-`--kind` it is an edge to another work or reference. A `--gates` question whose rationale reads
-`... options: A | B | C; leaning: B` becomes its gate's decision-dossier fork as well.
+`--kind` it is an edge to another work or reference. `--covers ID` says which entries either kind is
+about. `--remove-link REF` drops an artifact link; `--unlink REF` every edge to REF. A `--gates`
+question whose rationale reads `... options: A | B | C; leaning: B` becomes its gate's decision-dossier fork as well.
 
 The transcript is named with --transcript PATH, --session ID, --hook-payload FILE (a hook's JSON:
 session_id, transcript_path, cwd), with --harness and --latest to disambiguate. When one is named,
@@ -69,7 +70,7 @@ MODIFIERS: dict[str, tuple[str, ...]] = {
 _MODIFIER_KEY = {"--operator-quote": "quote"}
 SCALARS = {
     "--orientation", "--next", "--artifact", "--order", "--notes", "--notes-file", "--context", "--remove-link",
-    "--slug", "--base", "--compacted",
+    "--unlink", "--slug", "--base", "--compacted",
 }  # fmt: skip
 # Patterns kept as text: `re` compiles each on its first use, so a command line that has no gate rationale or
 # no list of next moves never pays for compiling them.
@@ -260,6 +261,8 @@ class _FlagParser:
             self.intent.setdefault("working_context", []).append(value)
         elif flag == "--remove-link":
             self.intent.setdefault("remove_artifact_links", []).append(value)
+        elif flag == "--unlink":
+            self.intent.setdefault("remove_links", []).append({"ref": value})
         elif flag == "--base":
             self.options["base"] = value
         elif flag == "--compacted":
@@ -282,10 +285,6 @@ class _FlagParser:
                 if key == "artifact_links" and "rationale" in item.data:
                     raise Refusal(
                         "flag-unbound", f"--rationale binds to a --link only with --kind ({item.data['ref']})"
-                    )
-                if key == "links" and "covers" in item.data:
-                    raise Refusal(
-                        "flag-unbound", f"--covers binds to an artifact --link, not an edge ({item.data['ref']})"
                     )
                 intent.setdefault(key, []).append(item.data)
             else:

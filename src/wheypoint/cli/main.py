@@ -148,6 +148,18 @@ def _fork(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, args["format"])
 
 
+def _link(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.context import NoteOptions
+    from wheypoint.app.links import edge_intent, write_edge
+
+    ctx = _context(args["project"])
+    remove = command.name == "unlink"
+    intent = edge_intent(ctx, args["work"], args["ref"], kind=args["kind"], covers=args.get("covers") or [],
+                         rationale=args.get("rationale"), base=args["base"], remove=remove)  # fmt: skip
+    reply = write_edge(ctx, intent, NoteOptions(args["note_dir"], args["no_note"]))
+    return _emit(command, reply, args["format"])
+
+
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
@@ -263,7 +275,7 @@ def answer(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
 TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
-    "hooks": _hooks, "mcp": _mcp,
+    "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

@@ -116,6 +116,8 @@ def _pattern(pattern: str, description: str) -> dict[str, Any]:
     return {"type": "string", "pattern": pattern, "description": description}
 
 
+# An edge kind an agent may write; the fork's own kinds are refused by name rather than as unknown.
+_EDGE_KIND = {"enum": list(EDGE_KINDS), "x-refused-values": dict.fromkeys(HOST_ONLY_EDGE_KINDS, "host-only-edge")}
 _ENTRY_REF = _pattern(
     f"^(?:{ENTRY_ID_PATTERN[1:-1]}|{LABEL_PATTERN[1:-1]})$",
     "an entry id (d-/q-/b-/v-/o- and 12 hex) or a label given to an entry in this intent",
@@ -194,13 +196,19 @@ _INTENT_DEFS: dict[str, Any] = {
     "edge": _object(
         {
             "ref": _text(1000, description="the related work (wheypoint:<project>/<work>) or any reference"),
-            "kind": {
-                "enum": list(EDGE_KINDS),
-                "x-refused-values": dict.fromkeys(HOST_ONLY_EDGE_KINDS, "host-only-edge"),
-            },
+            "kind": _EDGE_KIND,
             "rationale": _text(),
+            "covers": {"type": "array", "items": _ENTRY_REF, "maxItems": MAX_LIST},
         },
         ("ref", "kind"),
+    ),
+    "unlink": _object(
+        {
+            "ref": _text(1000, description="the edge's reference, as it was written"),
+            "kind": _EDGE_KIND,
+        },
+        ("ref",),
+        description="An edge to remove: every edge to `ref`, or only the one of `kind`.",
     ),
     "next_item": _object(
         {"skill": {"enum": list(READ_ONLY_MOVES)}, "arg": _text(300)},
@@ -290,6 +298,7 @@ CHECKPOINT_INTENT: dict[str, Any] = {
         "remove_artifact_links": _list(_text(1000), min_items=1, code="empty-link-list"),
         "transitions": _list({"$ref": "#/$defs/transition"}),
         "links": _list({"$ref": "#/$defs/edge"}),
+        "remove_links": _list({"$ref": "#/$defs/unlink"}, min_items=1, code="empty-link-list"),
         "meat": _list({"$ref": "#/$defs/meat"}),
         "session": {"$ref": "#/$defs/session"},
         "compaction": {"$ref": "#/$defs/compaction"},
@@ -363,6 +372,7 @@ _RECORD_DEFS: dict[str, Any] = {
             "ref": _STR,
             "kind": _STR,
             "rationale": _STR,
+            "covers": {"type": "array", "items": _STR},
             "added_in": _INT,
             "revision": _pattern(REVISION_ID_PATTERN, "forked_from: the parent's revision the fork was taken from"),
         },

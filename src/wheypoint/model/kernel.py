@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from wheypoint.model.canonical import digest, short_hash
-from wheypoint.model.contract import SCHEMA_VERSION
+from wheypoint.model.contract import HOST_ONLY_EDGE_KINDS, SCHEMA_VERSION
 from wheypoint.model.derived import derive_status, notes_stale, orientation_stale
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.records import Record
@@ -325,14 +325,30 @@ class _Builder:
             added.append(given["ref"])
         return links, added, removed
 
-    def edges(self) -> list[dict[str, Any]]:
+    def edges(self) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+        """The head's edges with `remove_links` taken out, then `links` added: (edges, added refs, removed refs)."""
         edges = deep_copy(self.head["edges"]) if self.head else []
-        for given in self.intent.get("links", []):
+        removed: list[str] = []
+        for index, gone in enumerate(self.intent.get("remove_links", [])):
+            path = f"$.remove_links[{index}]"
+            hit = [e for e in edges if e["ref"] == gone["ref"] and gone.get("kind", e["kind"]) == e["kind"]]
+            if not hit:
+                self.problems.append(Problem("unknown-link", path, f"no edge to {gone['ref']!r} in this record"))
+            elif any(e["kind"] in HOST_ONLY_EDGE_KINDS for e in hit):  # lineage is the runtime's: a fork wrote it
+                self.problems.append(Problem("host-only-edge", path, f"the edge to {gone['ref']!r} is a fork's"))
+            edges = [e for e in edges if not any(e is h for h in hit)]
+            removed.append(gone["ref"])
+        added: list[str] = []
+        for index, given in enumerate(self.intent.get("links", [])):
             edge: dict[str, Any] = {"ref": given["ref"], "kind": given["kind"], "added_in": self.number}
             if "rationale" in given:
                 edge["rationale"] = given["rationale"]
+            if "covers" in given:
+                found = [self.resolve(r, f"$.links[{index}].covers[{n}]") for n, r in enumerate(given["covers"])]
+                edge["covers"] = [entry_id for entry_id in found if entry_id]
             edges = [old for old in edges if (old["ref"], old["kind"]) != (given["ref"], given["kind"])] + [edge]
-        return edges
+            added.append(given["ref"])
+        return edges, added, removed
 
     def dossier(self) -> list[dict[str, Any]]:
         forks = deep_copy(self.head["decision_dossier"]) if self.head else []
@@ -358,7 +374,7 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
     b.add_entries()
     transitioned = b.apply_transitions()
     links, links_added, links_removed = b.artifact_links()
-    edges = b.edges()
+    edges, edges_added, edges_removed = b.edges()
     forks = b.dossier()
     b.refuse_if_any()
 
@@ -406,7 +422,8 @@ def apply(head: Mapping[str, Any] | None, intent: Mapping[str, Any], prov: Prove
     record["record_digest"] = digest(record)
 
     revision = make_receipt(record, b.request, prov.captured_at, added=b.added, transitioned=transitioned,
-                            links_added=links_added, links_removed=links_removed, notes_changed=notes_changed,
+                            links_added=links_added + edges_added, links_removed=links_removed + edges_removed,
+                            notes_changed=notes_changed,
                             compacted=compacted)  # fmt: skip
     return Outcome(record, revision, advisories(record))
 

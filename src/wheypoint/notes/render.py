@@ -264,6 +264,13 @@ def _artifact(link: Mapping[str, Any]) -> str:
 LINEAGE_KINDS = ("forked_from", "forked_to")
 
 
+def _edge_line(edge: Mapping[str, Any]) -> str:
+    line = f"- {edge['kind']}: {escape_line(edge['ref'])}"
+    if edge.get("covers"):
+        line += f" (covers {', '.join(f'`{c}`' for c in edge['covers'])})"
+    return line
+
+
 def _lineage(record: Mapping[str, Any]) -> list[str]:
     """Where this work came from and what was split off it (written by `fork`, never by an agent)."""
     lines = []
@@ -307,7 +314,7 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
         who = " (operator, private)" if entry["kind"] == "operator_directive" else ""
         where = f" (quoted from turn `{entry['quote_turn']}`)" if "quote_turn" in entry else ""
         directives.append(_entry_line(entry) + who + where + "\n" + _blockquote(entry.get("quote", "")))
-    edges = [f"- {e['kind']}: {escape_line(e['ref'])}" for e in record["edges"] if e["kind"] not in LINEAGE_KINDS]
+    edges = [_edge_line(e) for e in record["edges"] if e["kind"] not in LINEAGE_KINDS]
     tasks = [f"- `{t['slug']}` ({t['intent']}): {escape_line(t['command'])}" for t in record["next"].get("tasks", [])]
     body: list[str] = []
     if orientation_stale(record):

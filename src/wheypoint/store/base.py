@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 # Re-exported (`X as X`) for the callers that still import the rows from here.
+from wheypoint.store.rows import Backlink as Backlink
 from wheypoint.store.rows import Committed as Committed
 from wheypoint.store.rows import ListedWork as ListedWork
 from wheypoint.store.rows import WorkQuery as WorkQuery
@@ -68,6 +69,9 @@ class Store(Protocol):
 
     def list_works(self, query: WorkQuery) -> list[ListedWork]:
         """The works a list query selects, best first."""
+
+    def backlinks(self, work: WorkRef) -> list[Backlink]:
+        """The works whose head has an edge to `work`, by any of the refs that name it, from the edges index."""
 
     def commit(
         self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build,

@@ -62,6 +62,16 @@ class Committed(Record):
     warnings: list[Any]
 
 
+class Backlink(Record):
+    """A work whose head has an edge to another work: who points, with which kind, and the ref it wrote."""
+
+    work_id: str
+    project_key: str
+    slug: str
+    kind: str
+    ref: str
+
+
 class WorkQuery(Record):
     """What `list` filters on. Values of one field are ORed; different fields are ANDed."""
 

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from wheypoint.store.rows import Build, WorkQuery, Write, WrittenFrom
+    from wheypoint.store.rows import Backlink, Build, WorkQuery, Write, WrittenFrom
 
 BUSY_TIMEOUT_MS = 15000
 # Both exist from Python 3.12 on; without them the close-time checkpoint stays (see above).
@@ -327,6 +327,24 @@ class SqliteStore:
 
     def _works(self, sql: str, args: tuple[Any, ...]) -> list[WorkRef]:
         return [WorkRef(*row) for row in self._rows(sql, args)]
+
+    def backlinks(self, work: WorkRef) -> list[Backlink]:
+        from wheypoint.store.rows import Backlink
+
+        # Each spelling that names the work is an equality on the edges index; a bare slug counts only from a
+        # work of the same project, where a slug is unique.
+        named = (
+            work.work_id,
+            f"wheypoint:{work.project_key}/{work.work_id}",
+            f"wheypoint:{work.project_key}/{work.slug}",
+        )
+        rows = self._rows(
+            "SELECT w.work_id, w.project_key, w.slug, g.kind, g.ref FROM edges g JOIN works w ON w.work_id = g.work_id "
+            "WHERE g.work_id != ? AND (g.ref IN (?, ?, ?) OR (g.ref = ? AND w.project_key = ?)) "
+            "ORDER BY w.updated_at DESC, w.work_id, g.kind",
+            (work.work_id, *named, work.slug, work.project_key),
+        )
+        return [Backlink(*row) for row in rows]
 
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
         if project_key is not None:
