@@ -129,9 +129,7 @@ def main() -> int:
         lines.append(f"| {name} ({size:.1f} MB) | {statistics.median(base):.0f} | " + " | ".join(cells) + " |")
         replies.append(f"- {name}: {said}")
     report = "\n".join([*lines, "", "Replies (checked in the first round):", "", *replies]) + "\n"
-    bl.RESULTS_DIR.mkdir(exist_ok=True)
-    (bl.RESULTS_DIR / "hooks.md").write_text(report)
-    print(report)
+    bl.publish(report, None, "hooks")
     return 0
 
 

@@ -183,6 +183,7 @@ def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, rep
     conn.execute("DROP TABLE slug_index")  # as a store written before migration 4 was
     for column in ("checkout", "note_dir"):  # and before migration 5
         conn.execute(f"ALTER TABLE works DROP COLUMN {column}")
+    conn.execute("DROP TABLE imports")  # and migration 6
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()

@@ -44,6 +44,7 @@ class Command(Record):
     example: str
     grammar: str = "table"
     text_form: str | None = None  # the readable form in textout.py, when there is one
+    optional_positionals: int = 0  # how many of the last positionals may be left out (they are then None)
 
 
 PROJECT = Option("--project", "the project key (default: from the git remote, else the checkout's folder)", "KEY")
@@ -153,6 +154,19 @@ COMMANDS: tuple[Command, ...] = (
              Option("--base", "the work's head revision this write builds on", "REV"),
              PROJECT, NOTE_DIR, Option("--no-note", "record only; write no note"), FORMAT),
             "wheypoint unlink retry-jitter payments-gateway --base <revision_id>", text_form="checkpoint"),
+    Command("export", "works' whole revision chains as one canonical JSON bundle",
+            (("work", "a slug or work id (or --all)"),),
+            (Option("--all", "every work of the project"),
+             Option("--out", "the bundle's path (default: <slug>.bundle.json here)", "FILE"),
+             Option("--include-operator", "keep operator directives (left out by default)"),
+             Option("--include-local", "keep references to this machine's files (left out by default)"),
+             PROJECT, FORMAT),
+            "wheypoint export retry-backoff --out retry-backoff.bundle.json", optional_positionals=1),
+    Command("import", "a bundle's works into this store, verified, all or nothing",
+            (("bundle", "the bundle's path"),),
+            (Option("--as", "import the bundle's one work under this slug", "SLUG"), NOTE_DIR,
+             Option("--no-note", "record only; write no notes"), FORMAT),
+            "wheypoint import retry-backoff.bundle.json"),
     Command("schema", "a contract as JSON Schema (draft 2020-12)",
             (("name", "checkpoint-intent, wheypoint-record or wheypoint-revision"),), (),
             "wheypoint schema checkpoint-intent"),
@@ -219,10 +233,10 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
             positional.append(token)
             index += 1
     names = [name for name, _ in command.positionals]
-    if len(positional) != len(names):
-        raise usage(f"{command.name} takes {' '.join(f'<{n}>' for n in names) or 'no arguments'}; see "
+    if not len(names) - command.optional_positionals <= len(positional) <= len(names):
+        raise usage(f"{command.name} takes {_arguments(command) or 'no arguments'}; see "
                     f"wheypoint {command.name} --help")  # fmt: skip
-    args.update(zip(names, positional, strict=True))
+    args.update(zip(names, positional + [None] * (len(names) - len(positional)), strict=True))
     if args.get("format") not in (None, "json", "text"):
         raise usage("takes json or text", parameter="format")
     return args
@@ -248,10 +262,16 @@ def _option_line(option: Option) -> str:
     return f"  {head:<30} {option.help}"
 
 
+def _arguments(command: Command) -> str:
+    """The positionals as usage shows them: `<a> <b>`, the optional ones in brackets."""
+    required = len(command.positionals) - command.optional_positionals
+    return " ".join(f"<{name}>" if n < required else f"[<{name}>]" for n, (name, _) in enumerate(command.positionals))
+
+
 def command_help(command: Command) -> str:
     """A command's own usage: its arguments and every option with one line, and an example."""
-    args = " ".join(f"<{name}>" for name, _ in command.positionals)
-    lines = [f"usage: wheypoint {command.name} {args} [options]".replace("  ", " "), "", command.summary + "."]
+    lines = [f"usage: wheypoint {command.name} {_arguments(command)} [options]".replace("  ", " "), "",
+             command.summary + "."]  # fmt: skip
     if command.positionals:
         lines += ["", "arguments:", *(f"  <{name}>{' ' * max(1, 29 - len(name))}{text}"
                                       for name, text in command.positionals)]  # fmt: skip

@@ -160,6 +160,22 @@ def _link(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, args["format"])
 
 
+def _export(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.bundle import export_bundle
+
+    reply = export_bundle(_context(args["project"]), args["work"], args["out"], all_works=args["all"],
+                          include_operator=args["include_operator"], include_local=args["include_local"])  # fmt: skip
+    return _emit(command, reply, args["format"])
+
+
+def _import(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.bundle import import_bundle
+    from wheypoint.app.context import NoteOptions
+
+    reply = import_bundle(_context(), args["bundle"], args["as"], NoteOptions(args["note_dir"], args["no_note"]))
+    return _emit(command, reply, args["format"])
+
+
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
@@ -275,7 +291,7 @@ def answer(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
 TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
-    "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link,
+    "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link, "export": _export, "import": _import,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

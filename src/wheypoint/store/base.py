@@ -35,7 +35,7 @@ from wheypoint.store.rows import Write as Write
 from wheypoint.store.rows import WrittenFrom as WrittenFrom
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from wheypoint.store.rows import Build as Build
 
@@ -81,6 +81,10 @@ class Store(Protocol):
 
     def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
         """Every write, in order, in one transaction: all of them are stored, or (on a refusal) none."""
+
+    def commit_stream(self, writes: Iterable[Write]) -> tuple[int, int]:
+        """commit_many for bulk copies (imports): writes taken one at a time from an iterable, so memory stays
+        bounded, all in one transaction; answers (revisions written, revisions already there)."""
 
     def close(self) -> None:
         """Release the backend's resources."""

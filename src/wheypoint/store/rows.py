@@ -43,6 +43,14 @@ class WrittenFrom(Record):
     note_dir: str | None
 
 
+class ImportedFrom(Record):
+    """Where an imported revision came from (kept in the store beside it, outside the record)."""
+
+    bundle_digest: str
+    source: str
+    imported_at: str
+
+
 class Write(Record):
     """One revision of a `commit_many`: the work, the head it builds on, the id it will get, how it is built."""
 
@@ -51,6 +59,7 @@ class Write(Record):
     candidate_revision_id: str
     build: Build
     written_from: WrittenFrom | None = None
+    imported_from: ImportedFrom | None = None
 
 
 class Committed(Record):

@@ -57,8 +57,10 @@ from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, ve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Any
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
     from wheypoint.store.rows import Backlink, Build, WorkQuery, Write, WrittenFrom
 
@@ -155,10 +157,6 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
         except sqlite3.DatabaseError:
             pass
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 class SqliteStore:
@@ -411,14 +409,29 @@ class SqliteStore:
         return self.commit_many([Write(work_id, base_revision_id, candidate_revision_id, build, written_from)])[0]
 
     def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
+        return self._in_transaction(lambda conn: [self._commit_locked(conn, w) for w in writes])
+
+    def commit_stream(self, writes: Iterable[Write]) -> tuple[int, int]:
+        def run(conn: sqlite3.Connection) -> tuple[int, int]:
+            written = replayed = 0
+            for write in writes:
+                if self._commit_locked(conn, write).replayed:
+                    replayed += 1
+                else:
+                    written += 1
+            return written, replayed
+
+        return self._in_transaction(run)
+
+    def _in_transaction(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        """`body` inside one IMMEDIATE transaction: committed if it returns, rolled back whatever it raises."""
         conn = self._require()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
             raise _refusal(exc, self.path, "write to") from None
         try:
-            result = [self._commit_locked(conn, w.work_id, w.base_revision_id, w.candidate_revision_id, w.build,
-                                          w.written_from) for w in writes]  # fmt: skip
+            result = body(conn)
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             _rollback(conn)
@@ -428,10 +441,8 @@ class SqliteStore:
             raise
         return result
 
-    def _commit_locked(
-        self, conn: sqlite3.Connection, work_id: str, base: str | None, candidate: str, build: Build,
-        written_from: WrittenFrom | None,
-    ) -> Committed:  # fmt: skip
+    def _commit_locked(self, conn: sqlite3.Connection, write: Write) -> Committed:
+        work_id, base, candidate = write.work_id, write.base_revision_id, write.candidate_revision_id
         replay = conn.execute(
             "SELECT record_json, revision_json FROM revisions WHERE revision_id = ? AND work_id = ?",
             (candidate, work_id),
@@ -439,7 +450,7 @@ class SqliteStore:
         if replay:
             return Committed(json.loads(replay[0]), json.loads(replay[1]), replayed=True, warnings=[])
         from wheypoint.model.bases import base_refusal  # only writes need the rule and the index rows
-        from wheypoint.store.sqlite.indexes import write_head
+        from wheypoint.store.sqlite.writes import insert_revision
 
         head = self.record(work_id)
         refused = base_refusal(
@@ -449,23 +460,9 @@ class SqliteStore:
         )  # fmt: skip
         if refused is not None:
             raise refused
-        outcome = build(head)
+        outcome = write.build(head)
         record, revision = outcome.record, outcome.revision
-        conn.execute(
-            "INSERT INTO revisions (revision_id, work_id, number, parent_revision_id, captured_at, record_digest, "
-            "record_json, revision_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                revision["revision_id"],
-                work_id,
-                revision["revision_number"],
-                revision["parent_revision_id"],
-                revision["captured_at"],
-                record["record_digest"],
-                _dumps(record),
-                _dumps(revision),
-            ),
-        )
-        write_head(conn, record, written_from)
+        insert_revision(conn, record, revision, write)
         return Committed(record, revision, replayed=False, warnings=outcome.warnings)
 
     def close(self) -> None:

@@ -179,6 +179,19 @@ def m005_written_from(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE works ADD COLUMN note_dir TEXT")
 
 
+@migration
+def m006_imports(conn: sqlite3.Connection) -> None:
+    """Where an imported revision came from: the bundle's digest, the file it was read from, and when.
+
+    Provenance of the copy, not of the handoff: the record is byte for byte the exported one, so this lives
+    beside it. One row per revision an import wrote (a revision already present is not imported again).
+    """
+    conn.execute(
+        "CREATE TABLE imports (revision_id TEXT PRIMARY KEY REFERENCES revisions (revision_id), "
+        "work_id TEXT NOT NULL, bundle_digest TEXT NOT NULL, source TEXT NOT NULL, imported_at TEXT NOT NULL)"
+    )
+
+
 if len(MIGRATIONS) != SCHEMA_VERSION:  # the constant the backend opens stores with must follow this list
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but schema.SCHEMA_VERSION is {SCHEMA_VERSION}")
 
