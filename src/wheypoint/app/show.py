@@ -17,7 +17,7 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     try:
         work = find_work(store, ref, ctx.project_key())
         if revision_id is not None and _revision_number(revision_id) is not None:
-            revision_id = _revision_named(store.revisions(work.work_id), revision_id)
+            revision_id = revision_named(store.revisions(work.work_id), revision_id)
         record = store.record(work.work_id, revision_id)
         if record is None:
             raise Refusal("revision-missing", f"{revision_id} is not a revision of {work.work_id}")
@@ -78,7 +78,7 @@ def _revision_number(ref: str) -> int | None:
     return int(number) if number.isdigit() else None
 
 
-def _revision_named(revisions: list[dict[str, Any]], ref: str) -> str:
+def revision_named(revisions: list[dict[str, Any]], ref: str) -> str:
     """The id of the revision a number or label names (the reference itself when none has that number)."""
     number = _revision_number(ref)
     return next((str(r["revision_id"]) for r in revisions if r["revision_number"] == number), ref)

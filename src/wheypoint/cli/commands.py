@@ -167,6 +167,15 @@ COMMANDS: tuple[Command, ...] = (
             (Option("--as", "import the bundle's one work under this slug", "SLUG"), NOTE_DIR,
              Option("--no-note", "record only; write no notes"), FORMAT),
             "wheypoint import retry-backoff.bundle.json"),
+    Command("diff", "what changed between two revisions of a work (default: the head and its parent)",
+            (("work", "a slug or work id"), ("from", "the earlier revision: id, number or rN"),
+             ("to", "the later revision (default: the head)")),
+            (PROJECT, FORMAT), "wheypoint diff retry-backoff r1", text_form="diff", optional_positionals=2),
+    Command("graph", "the works around a work and their edges, as Mermaid, DOT or JSON",
+            (("work", "a slug or work id"),),
+            (Option("--depth", "how many edges away to go (default 1, at most 5)", "N"),
+             Option("--format", "mermaid (the default), dot or json", "mermaid|dot|json"), PROJECT),
+            "wheypoint graph retry-backoff --depth 2"),
     Command("schema", "a contract as JSON Schema (draft 2020-12)",
             (("name", "checkpoint-intent, wheypoint-record or wheypoint-revision"),), (),
             "wheypoint schema checkpoint-intent"),
@@ -237,7 +246,7 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
         raise usage(f"{command.name} takes {_arguments(command) or 'no arguments'}; see "
                     f"wheypoint {command.name} --help")  # fmt: skip
     args.update(zip(names, positional + [None] * (len(names) - len(positional)), strict=True))
-    if args.get("format") not in (None, "json", "text"):
+    if FORMAT in command.options and args.get("format") not in (None, "json", "text"):
         raise usage("takes json or text", parameter="format")
     return args
 

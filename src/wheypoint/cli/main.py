@@ -176,6 +176,27 @@ def _import(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, args["format"])
 
 
+def _diff(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.graph import diff_revisions
+
+    reply = diff_revisions(_context(args["project"]), args["work"], args["from"], args["to"])
+    return _emit(command, reply, args["format"])
+
+
+def _graph(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.graph import graph
+
+    depth = args["depth"] or "1"
+    if not depth.isdigit():
+        raise usage("takes a whole number", parameter="depth")
+    fmt = args["format"] or "mermaid"
+    reply = graph(_context(args["project"]), args["work"], int(depth), fmt)
+    if fmt != "json" and sys.stdout.isatty():  # a person at a terminal gets the picture itself
+        print(reply[fmt], end="")
+        return 0
+    return _emit(command, reply, "json")
+
+
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
@@ -292,6 +313,7 @@ TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
     "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link, "export": _export, "import": _import,
+    "diff": _diff, "graph": _graph,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

@@ -117,3 +117,24 @@ def lint(reply: dict[str, Any]) -> str:
     lines = [f"{reply['path']}: {reply['format']}, {'clean' if reply['clean'] else 'NOT clean'}"]
     lines += [f"  [{f['severity']}] {f['code']}: {f['detail']}" for f in reply["findings"]]
     return "\n".join(lines)
+
+
+def diff(reply: dict[str, Any]) -> str:
+    """What changed, a line per change, entries first."""
+    changes = reply["changes"]
+    lines = [f"{reply['slug']}: {reply['from'] or 'nothing'} -> {reply['to']}"]
+    entries = changes["entries"]
+    lines += [f"  + {e['id']} {e['kind']}: {e['text']}" for e in entries["added"]]
+    lines += [f"  ~ {e['id']} {e['kind']}: {e['from']} -> {e['to']}" for e in entries["settled"]]
+    lines += [f"  > {e['id']} {e['kind']}: moved to {e['to_work']}" for e in entries["moved"]]
+    lines += [f"  - {e['id']} {e['kind']}: {e['text']}" for e in entries["removed"]]
+    for key in ("status", "orientation", "next", "notes"):
+        if key in changes:
+            lines.append(f"  {key}: {changes[key]['from']!r} -> {changes[key]['to']!r}")
+    for key in ("working_context", "local_references", "artifact_links", "edges"):
+        if key in changes:
+            lines += [f"  + {key}: {item}" for item in changes[key]["added"]]
+            lines += [f"  - {key}: {item}" for item in changes[key]["removed"]]
+    if "meat_added" in changes:
+        lines.append(f"  + meat: {len(changes['meat_added'])} turn(s)")
+    return "\n".join(lines) if len(lines) > 1 else lines[0] + "\n  (no change)"
