@@ -192,3 +192,28 @@ def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, rep
     conn = sqlite3.connect(home / "store.sqlite3")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
+
+
+def test_an_ambiguous_reference_lists_every_candidate_a_page_at_a_time(tmp_path: Path) -> None:
+    """Seed 2: every candidate, not the first 20; 50 to a page, `--page` for the next ones."""
+    from wheypoint.app.context import Context
+    from wheypoint.app.resolve import PAGE_SIZE, resolve
+    from wheypoint.model.kernel import Provenance, apply
+    from wheypoint.store.sqlite.backend import SqliteStore
+
+    home = tmp_path / "home"
+    store = SqliteStore.open(home / "store.sqlite3", create=True)
+    prov = Provenance(project_key="proj", captured_at="2026-12-01T00:00:00Z")
+    for n in range(PAGE_SIZE + 7):
+        intent = {"slug": f"batch-work-{n:03d}", "orientation": "o", "next": {"move": "hold"}, "notes": "n"}
+        outcome = apply(None, intent, prov)
+        store.commit(outcome.record["work_id"], None, outcome.record["revision_id"], lambda head, o=outcome: o)
+    store.close()
+    ctx = Context(cwd=str(tmp_path), environ={"WHEYPOINT_HOME": str(home)}, project="proj")
+    first = resolve(ctx, "batch-work", None)
+    assert first["outcome"] == "ambiguous" and len(first["candidates"]) == PAGE_SIZE
+    assert (first["more"], first["next_page"]) == (True, 2)
+    second = resolve(ctx, "batch-work", None, page=2)
+    assert (len(second["candidates"]), second["more"], second["next_page"]) == (7, False, None)
+    seen = [c["slug"] for c in first["candidates"] + second["candidates"]]
+    assert sorted(seen) == [f"batch-work-{n:03d}" for n in range(PAGE_SIZE + 7)]

@@ -19,9 +19,9 @@ def parse_preamble(note: str) -> dict[str, Any]:
     """The ten-line parser other tools can use: key lines, then the orientation, until a blank line."""
     keys: dict[str, Any] = {}
     for line in note.split("\n\n", 1)[0].splitlines():
-        key, sep, value = line.partition(": ")
+        key, sep, value = line.partition(":")
         if "orientation" not in keys and sep and re.fullmatch(r"[a-z_]+", key):
-            keys[key] = value
+            keys[key] = value.strip()
         elif "orientation" not in keys:
             keys["orientation"] = line
     return keys
@@ -51,7 +51,8 @@ def test_preamble_reads_back_with_a_ten_line_parser() -> None:
     assert keys["status"] == "gated: Go?"
     assert keys["next"] == "tasks"
     assert keys["mode"] == "parallel"
-    assert keys["artifact"] == "none"
+    assert keys["artifact"] == ""  # empty, not `none` (seeds 1 and 2), and before `mode: parallel`:
+    assert note.index("\nartifact:\n") < note.index("\nmode: parallel\n")
     assert keys["session"] == "codex:s1"
     assert keys["git"] == "main@0123456"
     assert keys["created"] == "2026-11-30T10:00:00Z"

@@ -35,7 +35,6 @@ GOOD: dict[str, Any] = {
     "working_context": ["retry.py:2"],
     "artifact_links": [{"ref": "specs/retry.md", "covers": ["jitter"]}],
     "links": [{"ref": "wheypoint:shop/other.0123abcd", "kind": "relates_to"}],
-    "session": {"harness": "claude-code", "id": "abc"},
 }  # fmt: skip
 
 
@@ -77,12 +76,11 @@ def test_the_good_intent_is_valid() -> None:
         ({"questions": [{"text": "Go?", "gates": True, "label": "g"}],
           "decision_dossier": [{"fork": "Go?", "gate": "g", "options": [{"option": "a"}, {"option": "b"}]}],
           "artifact_links": None}, "gate-needs-rationale", "$.questions[0].rationale"),
-        ({"questions": [{"text": "Go?", "gates": True, "rationale": "r"}], "decision_dossier": None,
-          "artifact_links": None}, "gate-without-dossier", "$.questions[0]"),
         ({"transitions": [{"entry": "q-0123456789ab", "action": "fork", "rationale": "r"}]},
          "fork-transition-refused", "$.transitions[0].action"),
         ({"links": [{"ref": "wheypoint:p/w.01234567", "kind": "forked_from"}]}, "host-only-edge", "$.links[0].kind"),
         ({"notes": "token ghp_" + "a1B2c3D4e5" * 4}, "secret-pattern", "$.notes"),
+        ({"session": {"harness": "claude-code", "id": "abc"}}, "session-authored", "$.session"),
         ({"orientation": "status: ok"}, "orientation-shape", "$.orientation"),
         ({"orientation": "# Heading"}, "orientation-shape", "$.orientation"),
         ({"orientation": "two\nlines"}, "orientation-shape", "$.orientation"),
@@ -111,8 +109,6 @@ def test_the_good_intent_is_valid() -> None:
         ({"directives": [{"text": "x"}]}, "missing-field", "$.directives[0].quote"),
         ({"decisions": "x"}, "wrong-type", "$.decisions"),
         ({"slug": "Bad Slug"}, "bad-format", "$.slug"),
-        ({"transitions": [{"entry": "q-0123456789ab", "action": "supersede", "rationale": "r"}]},
-         "supersede-needs-successor", "$.transitions[0].by"),
         ({"transitions": [{"entry": "q-0123456789ab", "action": "resolve", "rationale": "r", "by": "jitter"}]},
          "successor-without-supersede", "$.transitions[0].by"),
         ({"transitions": [{"entry": "q-0123456789ab", "action": "resolve", "rationale": "r"},
@@ -126,6 +122,14 @@ def test_the_good_intent_is_valid() -> None:
 def test_each_refusal_has_its_code_and_path(edit: dict[str, Any], code: str, path: str) -> None:
     problems = intent_problems(changed(**edit))
     assert (code, path) in [(p.code, p.path) for p in problems], problems
+
+
+def test_seed_2_forms_are_valid_a_plain_gate_and_a_supersede_without_successor() -> None:
+    plain_gate = changed(questions=[{"text": "Go?", "gates": True, "rationale": "Both ship dates hold."}],
+                         decision_dossier=None, artifact_links=None)  # fmt: skip
+    assert intent_problems(plain_gate) == []
+    bare = changed(transitions=[{"entry": "q-0123456789ab", "action": "supersede", "rationale": "Outdated."}])
+    assert intent_problems(bare) == []
 
 
 def test_all_problems_are_reported_at_once() -> None:

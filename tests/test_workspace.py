@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import git, make_repo
+from conftest import Runner, git, make_repo
 from wheypoint.app.workspace import find_checkout, key_from_remote, normalise_key
 
 
@@ -111,3 +111,16 @@ def test_git_that_cannot_start_or_does_not_finish_gives_none(tmp_path: Path) -> 
         assert gitrun.run_git(["status"], str(repo)) is None
     finally:
         os.environ["PATH"] = saved
+
+
+def test_an_ignored_path_stays_local_beside_a_path_outside_the_repository(wp: Runner, tmp_path: Path) -> None:
+    """git check-ignore fails a whole batch over one path outside the repository; each group is asked apart."""
+    repo = make_repo(tmp_path / "shop", {".gitignore": "build/\n", "src/a.py": "x\n"})
+    contexts = ["--context", "build/out.log", "--context", "../outside.txt", "--context", "src/a.py"]
+    done = wp("checkpoint", "local-refs", "--orientation", "o", "--next", "hold", "--decision", "d", "--rationale",
+              "r", *contexts, cwd=repo)  # fmt: skip
+    assert done.code == 0, done.stdout
+    record = wp("show", "local-refs", "--format", "json", cwd=repo).json["record"]
+    assert record["local_references"] == ["../outside.txt", "build/out.log"]
+    note = (repo / ".cheese" / "notes" / "local-refs.md").read_text(encoding="utf-8")
+    assert "## Local references\n\n- ../outside.txt\n- build/out.log\n" in note

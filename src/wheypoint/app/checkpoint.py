@@ -81,7 +81,7 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
                 if found:
                     digests[link["ref"]] = found
     git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
-    session = intent.get("session") or (grounding.session if grounding else None) or ctx.session()
+    session = (grounding.session if grounding else None) or ctx.session()  # never the intent's: see contract.py
     prov = Provenance(
         project_key=project_key, captured_at=ctx.now(), session=session, git=git, pins=pins,
         local_refs=frozenset(local), file_digests=digests,

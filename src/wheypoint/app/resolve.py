@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
     Resolved = tuple[dict[str, Any], dict[str, Any] | None]  # (the reply, the record when one was found)
 
-CANDIDATE_LIMIT = 20
+# An ambiguous reference lists every candidate (seed 2), a page at a time: `--page 2` shows the next ones.
+PAGE_SIZE = 50
 
 
 def _candidate(work: WorkRef) -> dict[str, Any]:
@@ -34,8 +35,8 @@ def _candidate(work: WorkRef) -> dict[str, Any]:
             "revision_number": work.head_number, "updated_at": work.updated_at}  # fmt: skip
 
 
-def _lookup(store: Store, ref: str, project: str) -> tuple[str, list[WorkRef]]:
-    """(how it matched, the works at the first step that matched anything)."""
+def _lookup(store: Store, ref: str, project: str, limit: int) -> tuple[str, list[WorkRef]]:
+    """(how it matched, the works at the first step that matched anything, at most `limit` by prefix or part)."""
     if is_work_id(ref):
         work = store.work(ref)
         if work:
@@ -45,9 +46,9 @@ def _lookup(store: Store, ref: str, project: str) -> tuple[str, list[WorkRef]]:
             if name == "slug":
                 found = store.works_with_slug(ref, scope)
             elif name == "prefix":
-                found = store.works_with_slug_prefix(ref, scope, CANDIDATE_LIMIT + 1)
+                found = store.works_with_slug_prefix(ref, scope, limit)
             else:
-                found = store.works_with_slug_part(ref, scope, CANDIDATE_LIMIT + 1)
+                found = store.works_with_slug_part(ref, scope, limit)
             if found:
                 return name, found
     return "none", []
@@ -66,12 +67,12 @@ def _answer(outcome: str, **fields: Any) -> dict[str, Any]:
     return {"outcome": outcome, "dispatchable": outcome == "authoritative", **fields}
 
 
-def resolve(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
-    """The `resolve` reply for a reference."""
-    return resolve_with_record(ctx, ref, workspace_root)[0]
+def resolve(ctx: Context, ref: str, workspace_root: str | None, page: int = 1) -> dict[str, Any]:
+    """The `resolve` reply for a reference (for an ambiguous one, page `page` of its candidates)."""
+    return resolve_with_record(ctx, ref, workspace_root, page)[0]
 
 
-def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> Resolved:
+def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page: int = 1) -> Resolved:
     """The reply and the record it found, read once, for commands that go on to use the record."""
     if workspace_root:
         root = os.path.expanduser(workspace_root)
@@ -84,7 +85,7 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
         note = note_path_named(ctx, ref)
         if note is not None:
             return _resolve_path(ctx, store, note)
-        matched, works = _lookup(store, ref, project)
+        matched, works = _lookup(store, ref, project, page * PAGE_SIZE + 1)
         if not works:
             legacy = _legacy_match(ctx, ref)
             if legacy is not None:
@@ -94,9 +95,12 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None) -> R
             return _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
                            candidates=[], findings=[]), None  # fmt: skip
         if len(works) > 1:
-            shown = [_candidate(w) for w in works[:CANDIDATE_LIMIT]]
-            return _answer("ambiguous", ref=ref, matched_by=matched, candidates=shown,
-                           more=len(works) > CANDIDATE_LIMIT, findings=[]), None  # fmt: skip
+            start = (page - 1) * PAGE_SIZE
+            shown = [_candidate(w) for w in works[start : start + PAGE_SIZE]]
+            more = len(works) > start + PAGE_SIZE
+            return _answer("ambiguous", ref=ref, matched_by=matched, candidates=shown, page=page,
+                           page_size=PAGE_SIZE, more=more, next_page=page + 1 if more else None,
+                           findings=[]), None  # fmt: skip
         return _trusted(ctx, store, works[0], matched, ref)
     finally:
         store.close()

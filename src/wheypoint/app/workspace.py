@@ -135,11 +135,26 @@ class Checkout(Record):
         return set(out.split("\0")) & set(paths) if out else set()
 
     def ignored(self, paths: list[str]) -> set[str]:
-        """Which of these repository-relative paths git ignores."""
-        if not paths:
+        """Which of these repository-relative paths git ignores.
+
+        `git check-ignore` fails for the whole batch when one path lies outside the repository, which would
+        hide every ignored path of the batch. So a path that leaves the repository (`../x`) is not asked
+        about (it is a local reference already), and if the batch still fails, each path is asked alone.
+        """
+        inside = [p for p in paths if not _leaves(p)]
+        if not inside:
             return set()
-        out = self.git("check-ignore", "--stdin", "-z", "--no-index", stdin="\0".join(paths) + "\0")
-        return {p for p in out.split("\0") if p} if out else set()
+        found = self._check_ignore(inside)
+        if found is not None:
+            return found
+        return {p for p in inside if self._check_ignore([p])}
+
+    def _check_ignore(self, paths: list[str]) -> set[str] | None:
+        """The ignored ones among `paths`, or None when git could not answer for the batch."""
+        out = self.git("check-ignore", "--stdin", "-z", "--no-index", stdin="\0".join(paths) + "\0", ok=(0, 1))
+        if out is None:
+            return None
+        return {p for p in out.split("\0") if p}
 
     def missing_objects(self, shas: list[str]) -> set[str]:
         """Which of these commit ids the repository no longer has (rewritten away, or never fetched)."""
@@ -262,3 +277,9 @@ def file_digest(path: str) -> str | None:
         return "sha256:" + str(sha.hexdigest())
     except OSError:
         return None
+
+
+def _leaves(path: str) -> bool:
+    """Whether a repository-relative path points outside the repository (or is not relative at all)."""
+    normal = os.path.normpath(path)
+    return os.path.isabs(normal) or normal == ".." or normal.startswith(".." + os.sep)

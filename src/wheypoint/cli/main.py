@@ -90,7 +90,11 @@ def _log(command: Command, args: dict[str, Any]) -> int:
 def _resolve(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.resolve import resolve
 
-    return _emit(command, resolve(_context(args["project"]), args["ref"], args["workspace_root"]), args["format"])
+    page = args["page"] or "1"
+    if not page.isdigit() or int(page) < 1:
+        raise usage("takes a page number from 1", parameter="page")
+    reply = resolve(_context(args["project"]), args["ref"], args["workspace_root"], int(page))
+    return _emit(command, reply, args["format"])
 
 
 def _list(command: Command, args: dict[str, Any]) -> int:

@@ -77,7 +77,9 @@ _DERIVED_KEYS = {
         "state",
     )
 }
-_REFUSED_TOP = {**_DERIVED_KEYS, "status": "status-authored", "baseline": "baseline-refused"}
+# `session` is provenance: the runtime fills it from the transcript it read, never from what an author wrote.
+_REFUSED_TOP = {**_DERIVED_KEYS, "status": "status-authored", "baseline": "baseline-refused",
+                "session": "session-authored"}  # fmt: skip
 _REFUSED_ENTRY = {**_DERIVED_KEYS, "status": "status-authored", "baseline": "baseline-refused"}
 
 
@@ -300,7 +302,6 @@ CHECKPOINT_INTENT: dict[str, Any] = {
         "links": _list({"$ref": "#/$defs/edge"}),
         "remove_links": _list({"$ref": "#/$defs/unlink"}, min_items=1, code="empty-link-list"),
         "meat": _list({"$ref": "#/$defs/meat"}),
-        "session": {"$ref": "#/$defs/session"},
         "compaction": {"$ref": "#/$defs/compaction"},
     },
     "$defs": _INTENT_DEFS,

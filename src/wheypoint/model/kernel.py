@@ -455,8 +455,11 @@ def make_receipt(
 
 
 def advisories(record: Mapping[str, Any]) -> list[Problem]:
-    """The warnings a new record earns: notes or orientation left behind by changed decisions."""
+    """The warnings a new record earns: notes or orientation left behind by changed decisions, a dropped move."""
     warnings: list[Problem] = []
+    if record["next"].get("move") == "cut":  # seed 1's move, dropped by seed 2: still read, no longer advised
+        warnings.append(Problem("move-dropped", "$.next.move", "seed 2 dropped `cut`; it stays accepted for notes "
+                                "and agents of seed 1: write `cook` with the artifact for new work"))  # fmt: skip
     if notes_stale(record):
         warnings.append(
             Problem("stale-notes", "$.notes", "decisions changed since the notes were last written; update the notes")

@@ -71,24 +71,15 @@ def _entries(intent: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]
 
 
 def check_gates(intent: dict[str, Any]) -> list[Problem]:
-    """A gating question or blocker says why it gates and comes with its decision-dossier fork.
+    """A gating question or blocker says why it gates: a person must be able to decide from its rationale.
 
-    Only an entry added by this intent can gate, so the fork that explains it must arrive in the same
-    intent: one whose `gate` is the entry's label, or whose `fork` restates the entry's text.
+    Seed 2 makes a plain `--gates --rationale "<why>"` a valid gate; a decision-dossier fork (the options,
+    their evidence and the leaning) is the richer form and stays optional.
     """
-    forks = intent.get("decision_dossier", [])
-    explained = {fork.get("gate") for fork in forks} | {fork.get("fork") for fork in forks}
     problems: list[Problem] = []
     for list_name, path, entry in _entries(intent):
-        if list_name not in ("questions", "blockers") or not entry.get("gates"):
-            continue
-        if not entry.get("rationale"):
+        if list_name in ("questions", "blockers") and entry.get("gates") and not entry.get("rationale"):
             problems.append(Problem("gate-needs-rationale", f"{path}.rationale", "a gating entry needs a rationale"))
-        if entry.get("label") not in explained and entry.get("text") not in explained:
-            problems.append(Problem(
-                "gate-without-dossier", path,
-                "a gate needs a decision_dossier fork naming it (gate: its label); in the flag form write its "
-                "--rationale as '... options: A | B; leaning: A'"))  # fmt: skip
     return problems
 
 
@@ -196,13 +187,11 @@ def _label_references(intent: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def check_transitions(intent: dict[str, Any]) -> list[Problem]:
-    """Supersede names a successor; nothing else does; an entry moves at most once per intent."""
+    """Only supersede names a successor (seed 2 lets it stand without one); an entry moves once per intent."""
     problems: list[Problem] = []
     seen: set[str] = set()
     for index, transition in enumerate(intent.get("transitions", [])):
         path = f"$.transitions[{index}]"
-        if transition["action"] == "supersede" and "by" not in transition:
-            problems.append(Problem("supersede-needs-successor", f"{path}.by", "supersede names its successor"))
         if transition["action"] != "supersede" and "by" in transition:
             problems.append(Problem("successor-without-supersede", f"{path}.by", "only supersede takes `by`"))
         if transition["entry"] in seen:

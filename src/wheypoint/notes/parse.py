@@ -378,7 +378,8 @@ def _build(
 
 
 def _none_is_null(value: str | None) -> str | None:
-    return None if value is None or value.strip().lower() == "none" else value
+    """An empty value (what wheypoint writes) or `none` (what older notes wrote) is null."""
+    return None if value is None or value.strip().lower() in ("", "none") else value
 
 
 def _next(fields: dict[str, Any], problems: list[NoteProblem]) -> tuple[str | None, list[dict[str, str]] | None]:

@@ -130,9 +130,11 @@ def _preamble(record: Mapping[str, Any]) -> list[str]:
     lines = [f"status: {record['status']}", f"next: {next_value(nxt)}"]
     if "order" in nxt:
         lines.append(f"order: {nxt['order']}")
+    # Seeds 1 and 2: `artifact:` comes before `mode: parallel`, and is empty (not `none`) when there is none.
+    artifact = nxt.get("artifact")
+    lines.append(f"artifact: {artifact}" if artifact else "artifact:")
     if nxt.get("move") == "tasks":
         lines.append("mode: parallel")
-    lines.append(f"artifact: {nxt.get('artifact') or 'none'}")
     if record["session"]:
         lines.append(f"session: {record['session']['harness']}:{record['session']['id']}")
     git = record["git"]
