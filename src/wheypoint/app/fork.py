@@ -112,14 +112,20 @@ def _reply(ctx: Context, pair: Pair, request: ForkRequest, notes: NoteOptions, o
     warnings: list[Problem] = list(observed)
     reply: dict[str, Any] = {"replayed": replayed}
     for name, (record, revision, advisories) in (("child", pair[:3]), ("parent", pair[3:])):
-        path, durability, note_warnings = write_note(ctx, record, notes)
-        warnings += advisories + note_warnings
-        reply[name] = {
-            "work_id": record["work_id"], "slug": record["slug"], "revision_id": record["revision_id"],
-            "revision_number": record["revision_number"], "status": record["status"], "note_path": path,
-            "durability": durability, "added": revision["added"], "transitioned": revision["transitioned"],
-        }  # fmt: skip
+        reply[name] = side_reply(ctx, record, revision, advisories, notes, warnings)
     reply["moved"] = list(request.move)
     reply["copied"] = list(request.copy)
     reply["warnings"] = [w.as_json() for w in warnings]
     return reply
+
+
+def side_reply(ctx: Context, record: dict[str, Any], revision: dict[str, Any], advisories: list[Problem],
+               notes: NoteOptions, warnings: list[Problem]) -> dict[str, Any]:  # fmt: skip
+    """One work a fork or join wrote: its note written, its facts for the reply; its warnings added to `warnings`."""
+    path, durability, note_warnings = write_note(ctx, record, notes)
+    warnings += advisories + note_warnings
+    return {
+        "work_id": record["work_id"], "slug": record["slug"], "revision_id": record["revision_id"],
+        "revision_number": record["revision_number"], "status": record["status"], "note_path": path,
+        "durability": durability, "added": revision["added"], "transitioned": revision["transitioned"],
+    }  # fmt: skip

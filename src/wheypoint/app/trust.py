@@ -37,12 +37,12 @@ def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> li
 
 def lineage_findings(record: dict[str, Any]) -> list[Finding]:
     """Where a fork took this work's entries: each child, and whether anything is left to resume here."""
-    children = [edge["ref"] for edge in record["edges"] if edge["kind"] == "forked_to"]
-    found = [Finding("forked-to", ADVISORY, f"entries were moved to {child} by a fork") for child in children]
+    children = [edge["ref"] for edge in record["edges"] if edge["kind"] in ("forked_to", "joined_into")]
+    found = [Finding("forked-to", ADVISORY, f"entries were moved to {child} by a fork or a join") for child in children]
     moved = any(entry["state"] == "moved" for entry in record["entries"])
     if children and moved and not any(entry["state"] == "active" for entry in record["entries"]):
-        found.append(Finding("superseded-by-fork", GATING, f"every active entry was moved away by a fork: resume from "
-                             f"{' or '.join(children)}"))  # fmt: skip
+        found.append(Finding("superseded-by-fork", GATING, "every active entry was moved away by a fork or a join: "
+                             f"resume from {' or '.join(children)}"))  # fmt: skip
     return found
 
 

@@ -201,6 +201,18 @@ def _graph(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, "json")
 
 
+def _join(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.context import NoteOptions
+    from wheypoint.app.join import join_request, join_works
+
+    if not args["orientation"]:
+        raise Refusal("usage", "takes the joined work's orientation", usage=True, parameter="orientation")
+    request = join_request(args["slug"], args["orientation"], args["next"], args["artifact"])
+    notes = NoteOptions(args["note_dir"], args["no_note"])
+    return _emit(command, join_works(_context(args["project"]), args["first"], args["second"], request, notes),
+                 args["format"])  # fmt: skip
+
+
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
@@ -317,7 +329,7 @@ TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
     "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link, "export": _export, "import": _import,
-    "diff": _diff, "graph": _graph,
+    "diff": _diff, "graph": _graph, "join": _join,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

@@ -47,7 +47,7 @@ NEXT_MOVES = (
 )
 READ_ONLY_MOVES = ("briesearch", "culture")
 EDGE_KINDS = ("supersedes", "superseded_by", "relates_to", "implements", "informs", "checkpoints", "blocked_by")
-HOST_ONLY_EDGE_KINDS = ("forked_from", "forked_to")
+HOST_ONLY_EDGE_KINDS = ("forked_from", "forked_to", "joined_from", "joined_into")
 HARNESSES = (*READABLE_HARNESSES, "other")
 ENTRY_KINDS = ("directive", "operator_directive", "decision", "question", "blocker")
 ENTRY_STATES = ("active", "resolved", "superseded", "withdrawn", "moved")

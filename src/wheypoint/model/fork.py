@@ -165,19 +165,29 @@ def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance) -> F
     child_receipt = make_receipt(child, request_digest, prov.captured_at, added=[e["id"] for e in given],
                                  transitioned=[], links_added=[link["ref"] for link in links])  # fmt: skip
 
+    moved = moved_on(parent, set(request.move), child_work, "forked_to", parent_revision, request_digest, prov)
+    return Forked(Outcome(child, child_receipt, advisories(child)), moved)
+
+
+def moved_on(parent: Mapping[str, Any], ids: set[str], to_work: str, kind: str, revision_id: str,
+             request_digest: str, prov: Provenance) -> Outcome:  # fmt: skip
+    """The parent's next revision after a fork or join: the entries `ids` settled `moved` to `to_work`, and an
+    edge of `kind` (forked_to, joined_into) naming it. Its status is derived again; its decisions changed when a
+    decision moved (so its notes and orientation are flagged as stated before)."""
     number = int(parent["revision_number"]) + 1
     entries = deep_copy(parent["entries"])
     moves = []
+    how = "by a fork" if kind == "forked_to" else "by a join"
     for entry in entries:
-        if entry["id"] in request.move:
+        if entry["id"] in ids:
             entry["state"] = "moved"
-            entry["settled"] = {"action": "move", "rationale": f"moved to {child_work} by a fork",
-                                "revision_number": number, "to": child_work}  # fmt: skip
-            moves.append({"entry": entry["id"], "action": "move", "to": child_work})
-    decisions_moved = any(e["kind"] == "decision" for e in entries if e["id"] in request.move)
+            entry["settled"] = {"action": "move", "rationale": f"moved to {to_work} {how}", "revision_number": number,
+                                "to": to_work}  # fmt: skip
+            moves.append({"entry": entry["id"], "action": "move", "to": to_work})
+    decisions_moved = any(e["kind"] == "decision" for e in entries if e["id"] in ids)
     after = {
         **deep_copy(dict(parent)),
-        "revision_id": parent_revision,
+        "revision_id": revision_id,
         "revision_number": number,
         "parent_revision_id": parent["revision_id"],
         "updated_at": prov.captured_at,
@@ -185,14 +195,14 @@ def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance) -> F
         "entries": entries,
         "decisions_revision": number if decisions_moved else parent["decisions_revision"],
         "orientation_revision": parent.get("orientation_revision", parent["revision_number"]),
-        "edges": [*deep_copy(parent["edges"]), _edge(work_ref(parent["project_key"], child_work), "forked_to", number)],
+        "edges": [*deep_copy(parent["edges"]), _edge(work_ref(parent["project_key"], to_work), kind, number)],
         "session": prov.session,
         "git": prov.git,
     }
     after.pop("record_digest", None)
     after["record_digest"] = digest(after)
-    parent_receipt = make_receipt(after, request_digest, prov.captured_at, added=[], transitioned=moves, links_added=[])
-    return Forked(Outcome(child, child_receipt, advisories(child)), Outcome(after, parent_receipt, advisories(after)))
+    receipt = make_receipt(after, request_digest, prov.captured_at, added=[], transitioned=moves, links_added=[])
+    return Outcome(after, receipt, advisories(after))
 
 
 def _edge(ref: str, kind: str, added_in: int, revision: str | None = None) -> dict[str, Any]:

@@ -173,7 +173,8 @@ _REFUSED_MESSAGES = {
     "baseline-refused": "a baseline belongs in the Cook handoff; it is refused here rather than dropped",
     "runtime-derived": "ids, digests and revision numbers are derived by the runtime; remove this key",
     "fork-transition-refused": "a fork is written by `wheypoint fork`, never by a checkpoint transition",
-    "host-only-edge": "forked_from and forked_to edges are written by the runtime's fork, never by an agent",
+    "host-only-edge": "lineage edges (forked_from, forked_to, joined_from, joined_into) are written by the "
+    "runtime's fork and join, never by an agent",
     "session-authored": "the session is provenance the runtime fills from the transcript it read (--session, "
     "--transcript, a hook payload); an intent never states it",
 }

@@ -141,7 +141,7 @@ def _preamble(record: Mapping[str, Any]) -> list[str]:
     if git:
         lines.append(f"git: {git['branch'] or 'HEAD'}@{git['commit'][:7]}")
     lines.append(f"created: {record['updated_at']}")
-    parents = [e["ref"] for e in record["edges"] if e["kind"] == "forked_from"]
+    parents = [e["ref"] for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
     if parents:
         lines.append(f"parents: [{', '.join(parents)}]")
     lines.append(record["orientation"])
@@ -263,7 +263,7 @@ def _artifact(link: Mapping[str, Any]) -> str:
     return line
 
 
-LINEAGE_KINDS = ("forked_from", "forked_to")
+LINEAGE_KINDS = ("forked_from", "forked_to", "joined_from", "joined_into")
 
 
 def _edge_line(edge: Mapping[str, Any]) -> str:
@@ -277,18 +277,20 @@ def _lineage(record: Mapping[str, Any]) -> list[str]:
     """Where this work came from and what was split off it (written by `fork`, never by an agent)."""
     lines = []
     for edge in record["edges"]:
-        if edge["kind"] == "forked_from":
+        if edge["kind"] in ("forked_from", "joined_from"):
             taken = f" at `{edge['revision']}`" if "revision" in edge else ""
-            lines.append(f"- parent: {escape_line(edge['ref'])}{taken} (forked in r{edge['added_in']})")
+            how = "forked" if edge["kind"] == "forked_from" else "joined"
+            lines.append(f"- parent: {escape_line(edge['ref'])}{taken} ({how} in r{edge['added_in']})")
     moved: dict[str, list[str]] = {}
     for entry in record["entries"]:
         if entry["state"] == "moved":
             moved.setdefault(entry["settled"]["to"], []).append(f"`{entry['id']}`")
     for edge in record["edges"]:
-        if edge["kind"] == "forked_to":
+        if edge["kind"] in ("forked_to", "joined_into"):
             child = edge["ref"].rpartition("/")[2]
             took = f": took {', '.join(moved[child])}" if child in moved else ""
-            lines.append(f"- child: {escape_line(edge['ref'])} (forked at r{edge['added_in']}){took}")
+            how = "forked" if edge["kind"] == "forked_to" else "joined"
+            lines.append(f"- child: {escape_line(edge['ref'])} ({how} at r{edge['added_in']}){took}")
     return lines
 
 
