@@ -210,3 +210,54 @@ def test_a_fork_killed_at_any_instant_leaves_both_revisions_or_neither(tmp_path:
             assert (head_number, moved) == (2, 15), f"fork {n}: the child exists without the parent's move"
             outcomes["both"] += 1
     assert outcomes["both"] >= 2 and outcomes["neither"] >= 1, outcomes  # the kills landed on both sides
+
+
+# ---- split: two children at once, every active entry given to one side or both
+
+
+def test_split_gives_every_entry_a_side_and_retires_the_parent(wp: Runner, repo: Path) -> None:
+    ids = _parent(wp, repo)
+    done = wp("split", "retry-backoff", "retry-api", "retry-ui", "--first-orientation", "The API side.",
+              "--second-orientation", "The UI side.", "--to-first", ids["question"], "--to-second", ids["decision"],
+              "--both", ids["directive"], cwd=repo)  # fmt: skip
+    assert done.code == 0, done.stdout
+    first, second = done.json["children"]
+    assert (first["slug"], first["added"]) == ("retry-api", [ids["directive"], ids["question"]])
+    assert (second["slug"], second["added"]) == ("retry-ui", [ids["directive"], ids["decision"]])
+    assert first["status"].startswith("gated:") and second["status"] == "ok"
+    log = wp("log", "retry-backoff", "--format", "json", cwd=repo).json["revisions"]
+    assert [r["revision_number"] for r in log] == [1, 2, 3]  # one move to each child, committed together
+    parent = wp("show", "retry-backoff", "--format", "json", cwd=repo).json["record"]
+    assert {e["state"] for e in parent["entries"]} == {"moved"}
+    assert [e["kind"] for e in parent["edges"]] == ["forked_to", "forked_to"]
+    resolved = wp("resolve", "retry-backoff", cwd=repo).json
+    assert resolved["outcome"] == "gated" and "superseded-by-fork" in [f["code"] for f in resolved["findings"]]
+    for child in (first, second):
+        note = Path(child["note_path"]).read_text(encoding="utf-8")
+        assert f"parents: [wheypoint:acme-shop/{parent['work_id']}]" in note.split("\n\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("sides", "problems"),
+    [
+        (["--to-first", "{question}", "--to-second", "{decision}"], ["split-unassigned"]),
+        (["--to-first", "{question}", "--to-second", "{decision}", "--both", "{directive}", "--both", "{question}"],
+         ["fork-copy-open", "fork-overlap"]),
+        (["--to-first", "{question}", "--to-first", "{decision}", "--to-second", "{decision}", "--both",
+          "{directive}"], ["fork-overlap"]),
+    ],
+)  # fmt: skip
+def test_a_wrong_split_is_refused_and_writes_nothing(
+    wp: Runner, repo: Path, sides: list[str], problems: list[str]
+) -> None:
+    ids = _parent(wp, repo)
+    done = wp("split", "retry-backoff", "retry-api", "retry-ui", "--first-orientation", "A.", "--second-orientation",
+              "B.", *[a.format(**ids) for a in sides], cwd=repo)  # fmt: skip
+    assert done.json["error"]["code"] == "invalid-fork", done.stdout
+    assert sorted({p["code"] for p in done.json["error"]["problems"]}) == problems
+    given = ["--to-first", ids["question"], "--to-second", ids["decision"], "--both", ids["directive"]]
+    same = wp("split", "retry-backoff", "same", "same", "--first-orientation", "A.", "--second-orientation", "B.",
+              *given, cwd=repo)  # fmt: skip
+    assert "split-same-slug" in [p["code"] for p in same.json["error"]["problems"]]
+    assert len(wp("log", "retry-backoff", "--format", "json", cwd=repo).json["revisions"]) == 1
+    assert wp("show", "retry-api", cwd=repo).json["error"]["code"] == "record-missing"

@@ -10,13 +10,15 @@ from __future__ import annotations
 from wheypoint.app.checkpoint import write_note
 from wheypoint.app.context import Context, NoteOptions, find_work, written_from
 from wheypoint.model.errors import Problem, Refusal
-from wheypoint.model.fork import ForkRequest, fork, identities
+from wheypoint.model.fork import ForkRequest, Split, fork, identities
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
+    from wheypoint.model.kernel import Outcome
     from wheypoint.store.base import Store
+    from wheypoint.store.rows import Build
 
     # (child record, its receipt, its warnings, parent record, its receipt, its warnings)
     Pair: TypeAlias = tuple[
@@ -42,7 +44,6 @@ def request_of(child_slug: str, orientation: str, move: str | None, artifact: st
 def fork_work(ctx: Context, parent_ref: str, request: ForkRequest, base: str | None, notes: NoteOptions) -> dict[
     str, Any]:  # fmt: skip
     from wheypoint.app.checkpoint import observe
-    from wheypoint.model.kernel import Outcome
     from wheypoint.store.rows import Write
 
     project_key = ctx.project_key()
@@ -52,13 +53,7 @@ def fork_work(ctx: Context, parent_ref: str, request: ForkRequest, base: str | N
         parent = store.record(found.work_id)
         if parent is None:
             raise Refusal("record-missing", f"no work {parent_ref!r}")
-        if base is not None and base != parent["revision_id"]:
-            from wheypoint.model.bases import base_refusal
-
-            refused = base_refusal(found.work_id, parent["revision_id"], base,
-                                   lambda named: store.record(found.work_id, named) is not None)  # fmt: skip
-            if refused is not None:
-                raise refused
+        _check_base(store, found.work_id, parent["revision_id"], base)
         child_work, child_revision, parent_revision = identities(parent, request)
         if store.work(child_work) is not None:
             replayed = _replay(store, found.work_id, child_work, request)
@@ -70,16 +65,10 @@ def fork_work(ctx: Context, parent_ref: str, request: ForkRequest, base: str | N
         prov, observed = observe(ctx, {}, parent["project_key"], None)
         forked = fork(parent, request, prov)  # refuses a wrong fork before anything is locked
 
-        def child_build(head: dict[str, Any] | None) -> Outcome:
-            return forked.child
-
-        def parent_build(head: dict[str, Any] | None) -> Outcome:
-            return forked.parent
-
         origin = written_from(ctx, notes)
         committed = store.commit_many([
-            Write(child_work, None, child_revision, child_build, origin),
-            Write(found.work_id, parent["revision_id"], parent_revision, parent_build, origin),
+            Write(child_work, None, child_revision, _as_build(forked.child), origin),
+            Write(found.work_id, parent["revision_id"], parent_revision, _as_build(forked.parent), origin),
         ])  # fmt: skip
     finally:
         store.close()
@@ -129,3 +118,57 @@ def side_reply(ctx: Context, record: dict[str, Any], revision: dict[str, Any], a
         "revision_number": record["revision_number"], "status": record["status"], "note_path": path,
         "durability": durability, "added": revision["added"], "transitioned": revision["transitioned"],
     }  # fmt: skip
+
+
+def split_work(ctx: Context, ref: str, split: Split, base: str | None, notes: NoteOptions) -> dict[str, Any]:
+    """Seed 0's split: two children of one work and the parent's two moves, all in one transaction."""
+    from wheypoint.app.checkpoint import observe
+    from wheypoint.model.fork import split as split_records
+    from wheypoint.store.rows import Write
+
+    store = ctx.open_store(create=True)
+    try:
+        found = find_work(store, ref, ctx.project_key())
+        parent = store.record(found.work_id)
+        if parent is None:
+            raise Refusal("record-missing", f"no work {ref!r}")
+        _check_base(store, found.work_id, parent["revision_id"], base)
+        for side in (split.first, split.second):
+            child_work = identities(parent, side)[0]
+            if store.work(child_work) is not None:
+                raise Refusal("work-exists", f"work {side.child_slug!r} already exists: split into new slugs",
+                              details={"work_id": child_work}, parameter="child")  # fmt: skip
+        prov, observed = observe(ctx, {}, parent["project_key"], None)
+        outcomes = split_records(parent, split, prov)
+        origin = written_from(ctx, notes)
+        bases = [None, None, parent["revision_id"], outcomes[2].record["revision_id"]]
+        committed = store.commit_many([
+            Write(o.record["work_id"], b, o.record["revision_id"], _as_build(o), origin)
+            for o, b in zip(outcomes, bases, strict=True)
+        ])  # fmt: skip
+    finally:
+        store.close()
+    warnings: list[Problem] = list(observed)
+    children = [side_reply(ctx, c.record, c.revision, c.warnings, notes, warnings) for c in committed[:2]]
+    parent_reply = side_reply(ctx, committed[3].record, committed[3].revision, committed[3].warnings, notes, warnings)
+    return {"children": children, "parent": parent_reply, "warnings": [w.as_json() for w in warnings]}
+
+
+def _check_base(store: Store, work_id: str, head: str, base: str | None) -> None:
+    """An optional `--base`: when given, it must be the head (the rule every write follows: model/bases.py)."""
+    if base is None or base == head:
+        return
+    from wheypoint.model.bases import base_refusal
+
+    refused = base_refusal(work_id, head, base, lambda named: store.record(work_id, named) is not None)
+    if refused is not None:
+        raise refused
+
+
+def _as_build(outcome: Outcome) -> Build:
+    """The build of a revision computed before the transaction (the base named with it is what the store checks)."""
+
+    def build(head: dict[str, Any] | None) -> Outcome:
+        return outcome
+
+    return build

@@ -201,6 +201,23 @@ def _graph(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, "json")
 
 
+def _split(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.context import NoteOptions
+    from wheypoint.app.fork import request_of, split_work
+    from wheypoint.model.fork import Split
+
+    sides = []
+    for side in ("first", "second"):
+        if not args[f"{side}_orientation"]:
+            raise Refusal("usage", f"takes the {side} child's orientation", usage=True,
+                          parameter=f"{side}_orientation")  # fmt: skip
+        sides.append(request_of(args[side], args[f"{side}_orientation"], None, None, args[f"to_{side}"] or [],
+                                args["both"] or [], []))  # fmt: skip
+    notes = NoteOptions(args["note_dir"], args["no_note"])
+    reply = split_work(_context(args["project"]), args["work"], Split(sides[0], sides[1]), args["base"], notes)
+    return _emit(command, reply, args["format"])
+
+
 def _join(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.context import NoteOptions
     from wheypoint.app.join import join_request, join_works
@@ -329,7 +346,7 @@ TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
     "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link, "export": _export, "import": _import,
-    "diff": _diff, "graph": _graph, "join": _join,
+    "diff": _diff, "graph": _graph, "join": _join, "split": _split,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

@@ -217,3 +217,47 @@ def _fresh(entry: Mapping[str, Any]) -> dict[str, Any]:
     copied: dict[str, Any] = deep_copy(dict(entry))
     copied["added_in"] = 1
     return copied
+
+
+class Split(Record):
+    """Seed 0's split: two children of one work, every active entry given to one of them or to both."""
+
+    first: ForkRequest
+    second: ForkRequest
+
+    def check(self, parent: Mapping[str, Any]) -> list[Problem]:
+        """What fork checks for each side, plus: every active entry is given somewhere, and once per side."""
+        problems = [*check(parent, self.first), *check(parent, self.second)]
+        if self.first.child_slug == self.second.child_slug:
+            problems.append(Problem("split-same-slug", "$.second", "the two children need two slugs"))
+        given = set(self.first.move) | set(self.first.copy) | set(self.second.move) | set(self.second.copy)
+        for index, entry_id in enumerate(self.first.move):
+            if entry_id in self.second.move:
+                problems.append(Problem("fork-overlap", f"$.first.move[{index}]", f"{entry_id} is given to both "
+                                        "sides: use --both to copy it into each"))  # fmt: skip
+        unassigned = [e["id"] for e in parent["entries"] if e["state"] == "active" and e["id"] not in given]
+        if unassigned:
+            listed = ", ".join(unassigned)
+            problems.append(Problem("split-unassigned", "$", f"every active entry goes to a side: {listed} are given "
+                                    "to none (--to-first, --to-second or --both)"))  # fmt: skip
+        return problems
+
+
+def split(parent: Mapping[str, Any], request: Split, prov: Provenance) -> tuple[Outcome, Outcome, Outcome, Outcome]:
+    """(first child, second child, the parent's move to the first, then to the second): four revisions, one commit.
+
+    The parent keeps nothing active: an entry given to both children is settled `moved` to the first.
+    """
+    problems = request.check(parent)
+    if problems:
+        raise Refusal("invalid-fork", f"the split has {len(problems)} problem(s)", problems)
+    first = fork(parent, request.first, prov)
+    second = fork(parent, request.second, prov)
+    _, _, to_first = identities(parent, request.first)
+    after_first = moved_on(parent, set(request.first.move) | set(request.first.copy), first.child.record["work_id"],
+                           "forked_to", to_first, first.parent.revision["request_digest"], prov)  # fmt: skip
+    second_digest = second.parent.revision["request_digest"]
+    to_second = revision_id_for(parent["work_id"], to_first, second_digest)
+    after_second = moved_on(after_first.record, set(request.second.move), second.child.record["work_id"], "forked_to",
+                            to_second, second_digest, prov)  # fmt: skip
+    return first.child, second.child, after_first, after_second
