@@ -64,3 +64,22 @@ def test_a_hook_always_exits_zero_with_one_json_answer(wp: Runner, tmp_path: Pat
     done = wp("hook", *args, cwd=tmp_path, stdin=stdin)
     assert done.code == 0 and done.stderr == "", done.stderr
     assert isinstance(done.json, dict) and "Traceback" not in done.stdout
+
+
+def test_a_checkpoint_naming_no_transcript_takes_the_one_live_session(wp: Runner, scene: tuple[Path, Path]) -> None:
+    """Seed 2: `session:` filled without a flag when one session of this checkout is live (a hook heard from it)."""
+    repo, transcript = scene
+    heard = wp("hook", "UserPromptSubmit", "--harness", "claude-code", cwd=repo,
+               stdin=_payload("UserPromptSubmit", repo, transcript, prompt="go on"))  # fmt: skip
+    assert heard.code == 0
+    one = wp("checkpoint", "live-one", "--orientation", "o", "--next", "hold", "--decision", "d", "--rationale", "r",
+             cwd=repo)  # fmt: skip
+    assert wp("show", "live-one", cwd=repo).json["record"]["session"] == {"harness": "claude-code", "id": SESSION_ID}
+    assert one.code == 0
+    # A second live session: which one wrote this is not known, so nothing is recorded rather than a guess.
+    other = json.dumps({"session_id": "other-session", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+                        "transcript_path": str(transcript), "prompt": "hi"})  # fmt: skip
+    assert wp("hook", "UserPromptSubmit", "--harness", "codex", cwd=repo, stdin=other).code == 0
+    assert wp("checkpoint", "live-two", "--orientation", "o", "--next", "hold", "--decision", "d", "--rationale", "r",
+              cwd=repo).code == 0  # fmt: skip
+    assert wp("show", "live-two", cwd=repo).json["record"]["session"] is None

@@ -36,7 +36,8 @@ _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.mod
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases",
-          "wheypoint.app.checkpoint", "wheypoint.store.sqlite.indexes", "wheypoint.store.sqlite.writes"}  # fmt: skip
+          "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
+          "wheypoint.store.sqlite.writes"}  # fmt: skip
 _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "wheypoint.transcripts.model",
                "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
                "wheypoint.app.transcript", "wheypoint.transcripts.harvest"}  # fmt: skip

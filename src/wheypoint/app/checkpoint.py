@@ -81,13 +81,22 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
                 if found:
                     digests[link["ref"]] = found
     git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
-    session = (grounding.session if grounding else None) or ctx.session()  # never the intent's: see contract.py
+    # Never the intent's (contract.py): the transcript named, else WHEYPOINT_SESSION, else the one live session.
+    session = (grounding.session if grounding else None) or ctx.session() or _live_session(ctx, project_key)
     prov = Provenance(
         project_key=project_key, captured_at=ctx.now(), session=session, git=git, pins=pins,
         local_refs=frozenset(local), file_digests=digests,
         quote_turns=grounding.quote_turns if grounding else {}, meat=grounding.meat if grounding else (),
     )  # fmt: skip
     return prov, warnings
+
+
+def _live_session(ctx: Context, project_key: str) -> dict[str, str] | None:
+    import time
+
+    from wheypoint.app.sessions import live_session
+
+    return live_session(ctx.environ, project_key, time.time())
 
 
 def _is_local(ref: str, checkout: Checkout | None, cwd: str) -> bool:

@@ -71,6 +71,8 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
         ctx = Context(cwd=cwd)
         environ = ctx.environ
         _HANDLERS[event](ctx, str(harness), payload, budget, answer)
+        if isinstance(payload.get("session_id"), str) and payload["session_id"]:
+            _seen(ctx, str(harness), payload)
     except Refusal as refusal:
         answer.message = f"wheypoint {given or 'hook'}: {refusal.code}: {refusal}"
         answer.log["refused"] = refusal.code
@@ -85,6 +87,16 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
     memory.log(environ, {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **answer.log})
     _print(harness, given, answer)
     return 0
+
+
+def _seen(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
+    """Record that this session is live in the project (app/sessions.py reads it for checkpoints)."""
+    import time
+
+    project = ctx.project_key()
+    state = memory.load(ctx.environ, project)
+    memory.seen(state, _session_key(harness, payload), time.time())
+    memory.save(ctx.environ, project, state)
 
 
 def _check(given: Any, harness: Any, budget: Any) -> tuple[str, int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from wheypoint.app.workspace import store_path
+from wheypoint.app.sessions import hooks_folder, load_state, state_path
 from wheypoint.notes.files import write_atomic
 
 TYPE_CHECKING = False
@@ -23,27 +23,16 @@ LOG_LIMIT = 1024 * 1024  # past this the log is moved to hook.log.1 and started 
 DELIVERED_KEPT = 50  # sessions remembered as having had the pending packet
 
 
-def hooks_folder(environ: Mapping[str, str]) -> str:
-    """`hooks/` beside the default store file: `$WHEYPOINT_HOME/hooks`, else the XDG data folder's."""
-    return os.path.join(os.path.dirname(store_path(environ)), "hooks")
+load = load_state  # the file is read by the application too (app/sessions.py: which session is live)
 
 
-def _state_path(environ: Mapping[str, str], project: str) -> str:
-    return os.path.join(hooks_folder(environ), f"{project}.json")
-
-
-def load(environ: Mapping[str, str], project: str) -> dict[str, Any]:
-    """The project's hook state; empty when there is none or it cannot be read (it is advisory)."""
-    try:
-        with open(_state_path(environ, project), encoding="utf-8") as handle:
-            state = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) else {}
+def seen(state: dict[str, Any], session: str, now: float) -> None:
+    """Note that a hook just heard from this session (`harness:id`): what makes it the live one."""
+    session_state(state, session)["seen"] = int(now)
 
 
 def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> None:
-    write_atomic(_state_path(environ, project), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    write_atomic(state_path(environ, project), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
 
 def session_state(state: dict[str, Any], session: str) -> dict[str, Any]:
