@@ -302,3 +302,15 @@ def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, works: li
     finally:
         source.close()
         target.close()
+
+
+def test_export_takes_lists_filters_to_choose_the_works(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    _history(wp, repo)  # gated until the jitter question is answered
+    assert wp("checkpoint", "calm-work", "--orientation", "Calm.", "--next", "hold", "--decision", "d", "--rationale",
+              "r", cwd=repo).code == 0  # fmt: skip
+    gated = wp("export", "--gated", "--out", str(tmp_path / "g.json"), cwd=repo).json
+    assert gated["works"] == 1 and gated["revisions"] == 3, gated
+    calm = wp("export", "--no-gated", "--grep", "Calm", "--out", str(tmp_path / "c.json"), cwd=repo).json
+    assert calm["works"] == 1 and calm["revisions"] == 1, calm
+    assert wp("export", "--all", "--out", str(tmp_path / "a.json"), cwd=repo).json["works"] == 2
+    assert wp("export", "calm-work", "--gated", cwd=repo).json["error"]["code"] == "usage"

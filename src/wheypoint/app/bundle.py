@@ -48,17 +48,20 @@ def _progress(verb: str, done: int, total: int | None, final: bool = False) -> N
 
 
 def export_bundle(ctx: Context, ref: str | None, out: str | None, *, all_works: bool, include_operator: bool,
-                  include_local: bool) -> dict[str, Any]:  # fmt: skip
-    """Write the bundle of one work (or every work of the project) to `out`; the reply says what it holds."""
-    from wheypoint.store.rows import WorkQuery
+                  include_local: bool, filters: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write the bundle of one work, or of the project's works `list`'s filters select, to `out`."""
+    from wheypoint.app.listing import filters_query
 
-    if (ref is None) == (not all_works):
-        raise Refusal("usage", "takes one work, or --all for every work of the project", usage=True)
+    filters = filters or {}
+    query = filters_query(filters, (ctx.project_key(),), 1 << 62)
+    filtered = query != filters_query({}, query.projects, query.limit)
+    if (ref is None) == (not (all_works or filtered)):
+        raise Refusal("usage", "takes one work, or --all (or list's filters) for the project's works", usage=True)
     project = ctx.project_key()
     store = ctx.open_store(create=False)
     try:
-        if all_works:
-            work_ids = [w.work_id for w in store.list_works(WorkQuery(projects=(project,), limit=1 << 62))]
+        if ref is None:
+            work_ids = [w.work_id for w in store.list_works(query)]
             name = project
         else:
             found = find_work(store, str(ref), project)

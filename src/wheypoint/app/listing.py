@@ -33,22 +33,7 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
     limit = options.get("limit") or "50"
     if not str(limit).isdigit() or not 0 < int(limit) <= MAX_LIMIT:
         raise bad_parameter("limit", f"takes a whole number from 1 to {MAX_LIMIT}")
-    gated = options.get("gated")
-    query = WorkQuery(
-        projects=projects,
-        grep=tuple(options.get("grep") or ()),
-        statuses=tuple(options.get("status") or ()),
-        nexts=tuple(options.get("next") or ()),
-        entry_kinds=tuple(options.get("entry_kind") or ()),
-        entry_states=tuple(options.get("entry_state") or ()),
-        owners=tuple(options.get("owner") or ()),
-        gated=gated,
-        edge_kinds=tuple(options.get("edge_kind") or ()),
-        linked_to=tuple(options.get("linked_to") or ()),
-        forked_from=tuple(options.get("forked_from") or ()),
-        since=options.get("since"),
-        limit=int(limit),
-    )
+    query = filters_query(options, projects, int(limit))
     store = ctx.open_store(create=False)
     try:
         rows = store.list_works(query)
@@ -65,6 +50,25 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
     if scope == "project" and not _store_only(query):
         works += _legacy_rows(ctx, query)
     return {**reply, "scope": scope, "projects": list(projects), "count": len(works), "works": works}
+
+
+def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int) -> WorkQuery:
+    """The list filters of a command's options as a store query (list, and export's selection)."""
+    return WorkQuery(
+        projects=projects,
+        grep=tuple(options.get("grep") or ()),
+        statuses=tuple(options.get("status") or ()),
+        nexts=tuple(options.get("next") or ()),
+        entry_kinds=tuple(options.get("entry_kind") or ()),
+        entry_states=tuple(options.get("entry_state") or ()),
+        owners=tuple(options.get("owner") or ()),
+        gated=options.get("gated"),
+        edge_kinds=tuple(options.get("edge_kind") or ()),
+        linked_to=tuple(options.get("linked_to") or ()),
+        forked_from=tuple(options.get("forked_from") or ()),
+        since=options.get("since"),
+        limit=limit,
+    )
 
 
 def _store_only(query: WorkQuery) -> bool:

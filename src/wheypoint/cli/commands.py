@@ -50,6 +50,21 @@ class Command(Record):
 PROJECT = Option("--project", "the project key (default: from the git remote, else the checkout's folder)", "KEY")
 FORMAT = Option("--format", "json (the default off a terminal) or text (the default on one)", "json|text")
 NOTE_DIR = Option("--note-dir", "the folder of the note (default: <checkout>/.cheese/notes)", "DIR")
+# The filters `list` selects works by, and `export` too (values of one filter OR, different filters AND).
+FILTERS = (
+    Option("--grep", "full-text search (repeat: any of them)", "TEXT", repeat=True),
+    Option("--status", "ok, gated, or an exact status line", "S", repeat=True),
+    Option("--next", "the next move", "MOVE", repeat=True),
+    Option("--entry-kind", "works with an entry of this kind", "KIND", repeat=True),
+    Option("--entry-state", "... in this state", "STATE", repeat=True),
+    Option("--owner", "... owned by this person", "WHO", repeat=True),
+    Option("--gated", "only works waiting on a person"),
+    Option("--no-gated", "only works not waiting"),
+    Option("--edge-kind", "works with an edge of this kind", "KIND", repeat=True),
+    Option("--linked-to", "works with an edge or link to this reference", "REF", repeat=True),
+    Option("--forked-from", "works forked from this work", "WORK", repeat=True),
+    Option("--since", "updated at or after this ISO 8601 time", "TIME"),
+)
 WORKSPACE_ROOT = Option("--workspace-root", "resolve as if run from this folder", "DIR")
 TRANSCRIPT = (
     Option("--transcript", "the session transcript file to read", "PATH"),
@@ -101,18 +116,7 @@ COMMANDS: tuple[Command, ...] = (
             "wheypoint resolve retry", text_form="resolution"),
     Command("list", "works by status, next move, entries, owners, edges, links and full text", (),
             (Option("--scope", "project (default in a checkout) or machine", "project|machine"),
-             Option("--grep", "full-text search (repeat: any of them)", "TEXT", repeat=True),
-             Option("--status", "ok, gated, or an exact status line", "S", repeat=True),
-             Option("--next", "the next move", "MOVE", repeat=True),
-             Option("--project", "only this project (repeat for several)", "KEY", repeat=True),
-             Option("--entry-kind", "works with an entry of this kind", "KIND", repeat=True),
-             Option("--entry-state", "... in this state", "STATE", repeat=True),
-             Option("--owner", "... owned by this person", "WHO", repeat=True),
-             Option("--gated", "only works waiting on a person"), Option("--no-gated", "only works not waiting"),
-             Option("--edge-kind", "works with an edge of this kind", "KIND", repeat=True),
-             Option("--linked-to", "works with an edge or link to this reference", "REF", repeat=True),
-             Option("--forked-from", "works forked from this work", "WORK", repeat=True),
-             Option("--since", "updated at or after this ISO 8601 time", "TIME"),
+             Option("--project", "only this project (repeat for several)", "KEY", repeat=True), *FILTERS,
              Option("--limit", "at most this many works (default 50, at most 1000)", "N"), FORMAT),
             "wheypoint list --gated --owner 'payments lead'", text_form="listing"),
     Command("lint", "check a note, generated or hand-written (exit 1 when it is not clean)",
@@ -177,7 +181,7 @@ COMMANDS: tuple[Command, ...] = (
             "wheypoint unlink retry-jitter payments-gateway --base <revision_id>", text_form="checkpoint"),
     Command("export", "works' whole revision chains as one canonical JSON bundle",
             (("work", "a slug or work id (or --all)"),),
-            (Option("--all", "every work of the project"),
+            (Option("--all", "every work of the project (or, with filters below, those they select)"), *FILTERS,
              Option("--out", "the bundle's path (default: <slug>.bundle.json here)", "FILE"),
              Option("--include-operator", "keep operator directives (left out by default)"),
              Option("--include-local", "keep references to this machine's files (left out by default)"),

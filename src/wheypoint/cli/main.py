@@ -100,10 +100,15 @@ def _resolve(command: Command, args: dict[str, Any]) -> int:
 def _list(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.listing import list_works
 
+    return _emit(command, list_works(_context(), _gated(args)), args["format"])
+
+
+def _gated(args: dict[str, Any]) -> dict[str, Any]:
+    """`--gated` / `--no-gated` as the one three-way filter (True, False, or None: either)."""
     if args["gated"] and args["no_gated"]:
         raise usage("--gated and --no-gated exclude each other")
     args["gated"] = True if args["gated"] else False if args["no_gated"] else None
-    return _emit(command, list_works(_context(), args), args["format"])
+    return args
 
 
 def _lint(command: Command, args: dict[str, Any]) -> int:
@@ -168,7 +173,8 @@ def _export(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.bundle import export_bundle
 
     reply = export_bundle(_context(args["project"]), args["work"], args["out"], all_works=args["all"],
-                          include_operator=args["include_operator"], include_local=args["include_local"])  # fmt: skip
+                          include_operator=args["include_operator"], include_local=args["include_local"],
+                          filters=_gated(args))  # fmt: skip
     return _emit(command, reply, args["format"])
 
 
