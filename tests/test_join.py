@@ -88,3 +88,28 @@ def test_a_wrong_join_is_refused_and_writes_nothing(wp: Runner, repo: Path) -> N
         assert done.json["error"]["code"] == code, (args, done.stdout)
     assert wp("join", "alpha", "other", "x", cwd=repo).json["error"]["code"] == "usage"  # no orientation
     assert wp("list", "--format", "json", cwd=repo).json["works"] == before
+
+
+def test_one_entry_replaced_differently_in_each_parent_keeps_both_successors_behind_a_gate(
+    wp: Runner, repo: Path
+) -> None:
+    made = wp("checkpoint", "alpha", "--orientation", "Alpha.", "--next", "hold", "--decision", "Cap at 30 s.",
+              "--rationale", "Gateway.", "--decision", "Log retries.", "--rationale", "Ops.", cwd=repo)  # fmt: skip
+    assert made.code == 0
+    alpha = _ids(wp, repo, "alpha")
+    cap = alpha["Cap at 30 s."]
+    forked = wp("fork", "alpha", "beta", "--orientation", "Beta.", "--copy", cap, cwd=repo).json
+    for slug, base, words in (("alpha", forked["parent"]["revision_id"], "Cap at 20 s."),
+                              ("beta", forked["child"]["revision_id"], "Cap at 60 s.")):  # fmt: skip
+        done = wp("checkpoint", slug, "--base", base, "--decision", words, "--rationale", "New facts.", "--label",
+                  "new", "--supersede", cap, "--by", "new", "--rationale", "Replaced.", cwd=repo)  # fmt: skip
+        assert done.code == 0, done.stdout
+    done = wp("join", "alpha", "beta", "retry-all", "--orientation", "Merged.", cwd=repo)
+    assert done.code == 0, done.stdout
+    (conflict,) = done.json["contradictions"]
+    assert conflict["conflict"] == "two-successors" and conflict["entry"] == cap
+    joined = wp("show", "retry-all", "--format", "json", cwd=repo).json["record"]
+    texts = [e["text"] for e in joined["entries"] if e["kind"] == "decision"]
+    assert "Cap at 20 s." in texts and "Cap at 60 s." in texts  # both carried, neither picked
+    gate = next(e for e in joined["entries"] if e["kind"] == "question")
+    assert gate["gates"] and "was replaced by" in gate["text"] and joined["status"].startswith("gated: ")

@@ -10,9 +10,9 @@ How the two are merged, field by field (docs/work-graph.md says the same for use
 - active entries are unioned with their ids kept; one id in both (they share a fork ancestor) is kept once;
 - directives are never dropped: every active directive and operator directive of both is carried;
 - the same decision in both (same kind and the same words, whitespace and case aside) is kept once, A's;
-- a contradiction is never resolved silently: an entry active in one parent but settled in the other (by id),
-  or a decision one parent superseded while the other still holds it, becomes a finding of the reply and a
-  gating question of the joined work, which is therefore gated until a person answers it;
+- a contradiction is never resolved silently: an entry active in one parent but settled in the other (by id;
+  it is not carried), or an entry each parent replaced by a different successor (both successors are carried),
+  becomes a finding of the reply and a gating question of the joined work, gated until a person answers it;
 - working context, artifact links (with `covers` narrowed to what was carried), other edges and the verbatim
   turns (meat) are unioned, A's first; notes start empty (each parent's notes describe that parent).
 """
@@ -74,26 +74,48 @@ def _words(text: str) -> str:
 
 
 def contradictions(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """What the two parents disagree on, structurally: the same entry active in one and settled in the other."""
+    """What the two parents disagree on, structurally (by entry id and state, never by reading the words):
+
+    - `settled-in-one`: an entry active in one parent and settled (resolved, superseded, withdrawn) in the other;
+    - `two-successors`: an entry both superseded, each by a different successor (two decisions or directives
+      that each replace it, both still active in their parent).
+    """
     found = []
-    by_id = {"a": {e["id"]: e for e in a["entries"]}, "b": {e["id"]: e for e in b["entries"]}}
-    for mine, theirs, side in ((a, by_id["b"], "b"), (b, by_id["a"], "a")):
-        for entry in mine["entries"]:
+    b_by_id = {e["id"]: e for e in b["entries"]}
+    a_by_id = {e["id"]: e for e in a["entries"]}
+    for holder, settler, theirs in ((a, b, b_by_id), (b, a, a_by_id)):
+        for entry in holder["entries"]:
             other = theirs.get(entry["id"])
-            if entry["state"] == "active" and other is not None and other["state"] != "active":
-                holder = a if side == "b" else b
-                settler = b if side == "b" else a
-                found.append({"entry": entry["id"], "kind": entry["kind"], "text": entry["text"],
-                              "active_in": holder["work_id"], "settled_in": settler["work_id"],
+            if entry["state"] == "active" and other is not None and other["state"] not in ("active", "moved"):
+                found.append({"conflict": "settled-in-one", "entry": entry["id"], "kind": entry["kind"],
+                              "text": entry["text"], "active_in": holder["work_id"], "settled_in": settler["work_id"],
                               "state": other["state"], "by": (other.get("settled") or {}).get("by")})  # fmt: skip
+    for entry in a["entries"]:
+        other = b_by_id.get(entry["id"])
+        mine = (entry.get("settled") or {}).get("by")
+        theirs_by = ((other or {}).get("settled") or {}).get("by")
+        if mine and theirs_by and mine != theirs_by:
+            successors = {a["work_id"]: mine, b["work_id"]: theirs_by}
+            found.append({"conflict": "two-successors", "entry": entry["id"], "kind": entry["kind"],
+                          "text": entry["text"], "successors": successors})  # fmt: skip
     return found
+
+
+def _question(conflict: Mapping[str, Any]) -> str:
+    """The gating question a contradiction becomes in the joined work."""
+    what = f"{conflict['kind']} {conflict['entry']} ({conflict['text']!r})"
+    if conflict["conflict"] == "two-successors":
+        (first, by_first), (second, by_second) = conflict["successors"].items()
+        return f"{what} was replaced by {by_first} in {first} and by {by_second} in {second}: which holds?"
+    return f"{what} is active in {conflict['active_in']} but {conflict['state']} in {conflict['settled_in']}: " + (
+        "which holds?")  # fmt: skip
 
 
 def join(a: Mapping[str, Any], b: Mapping[str, Any], request: JoinRequest, prov: Provenance) -> Joined:
     if a["work_id"] == b["work_id"]:
         raise Refusal("join-same-work", f"{a['work_id']} cannot be joined with itself", usage=True)
     conflicts = contradictions(a, b)
-    disputed = {c["entry"] for c in conflicts}
+    disputed = {c["entry"] for c in conflicts if c["conflict"] == "settled-in-one"}  # two successors are both kept
     joined_work, joined_revision, a_revision, b_revision = identities(a, b, request)
     entries: list[dict[str, Any]] = []
     seen_ids: set[str] = set()
@@ -109,8 +131,7 @@ def join(a: Mapping[str, Any], b: Mapping[str, Any], request: JoinRequest, prov:
             seen_decisions.add(key)
             entries.append({**deep_copy(entry), "added_in": 1})
     for conflict in conflicts:
-        where = f"active in {conflict['active_in']} but {conflict['state']} in {conflict['settled_in']}"
-        question = f"{conflict['kind']} {conflict['entry']} ({conflict['text']!r}) is {where}: which holds?"
+        question = _question(conflict)
         entries.append({"id": "q-" + short_hash({"join": joined_revision, "entry": conflict["entry"]}),
                         "kind": "question", "text": question, "gates": True, "state": "active", "added_in": 1,
                         "rationale": "The joined threads disagree; a join never picks a side. options: keep it | "
