@@ -91,23 +91,11 @@ def archive_bytes(files: Sequence[tuple[str, bytes]], when: tuple[int, int, int,
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to a new file beside `path`, flush it to disk, make it executable, then rename it over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o755)  # explicitly, so the builder's umask never changes the result
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    """The runtime's own atomic write (notes/files.py), executable whatever the builder's umask."""
+    sys.path.insert(0, str(ROOT / "src"))  # the checkout's package, installed or not
+    from wheypoint.notes.files import write_atomic
+
+    write_atomic(str(path), data, mode=0o755)
 
 
 def build(out: Path, source: Path = SOURCE) -> dict[str, object]:

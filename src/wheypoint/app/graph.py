@@ -112,10 +112,9 @@ def _walk(store: Store, start: str, depth: int) -> tuple[list[dict[str, Any]], l
 
 def _work_of(store: Store, ref: str, project: str) -> str | None:
     """The work id an edge's reference names, when it names a work of the store."""
-    name = ref.rpartition("/")[2] if ref.startswith("wheypoint:") else ref
-    if "/" in name or not name:
-        return None
-    found = store.work(name) or store.work_by_slug(project, name)
+    from wheypoint.app.links import work_named
+
+    found = work_named(store, ref, project)
     return found.work_id if found else None
 
 

@@ -25,8 +25,19 @@ def canonical_ref(store: Store, ref: str, project_key: str) -> str:
 
     if ref_kind(ref) != "relative" or "/" in ref:
         return ref
-    work = store.work(ref) or store.work_by_slug(project_key, ref)
+    work = work_named(store, ref, project_key)
     return f"wheypoint:{work.project_key}/{work.work_id}" if work else ref
+
+
+def work_named(store: Store, ref: str, project_key: str) -> WorkRef | None:
+    """The store work a reference names: `wheypoint:<project>/<work id or slug>`, a work id, or a slug here."""
+    name = ref
+    if ref.startswith("wheypoint:"):
+        scope, _, name = ref.removeprefix("wheypoint:").rpartition("/")
+        project_key = scope or project_key
+    if not name or "/" in name:
+        return None
+    return store.work(name) or store.work_by_slug(project_key, name)
 
 
 def backlinks(store: Store, work: WorkRef) -> list[dict[str, Any]]:

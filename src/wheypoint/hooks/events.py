@@ -95,8 +95,8 @@ def _seen(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
 
     project = ctx.project_key()
     state = memory.load(ctx.environ, project)
-    memory.seen(state, _session_key(harness, payload), time.time())
-    memory.save(ctx.environ, project, state)
+    if memory.seen(state, _session_key(harness, payload), time.time()):
+        memory.save(ctx.environ, project, state)
 
 
 def _check(given: Any, harness: Any, budget: Any) -> tuple[str, int]:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 from wheypoint.model.errors import Refusal
+from wheypoint.notes.files import write_atomic as replace_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -213,27 +213,12 @@ def remove(path: str) -> None:
 
 
 def write_atomic(path: str, data: bytes, like: str | None = None) -> None:
-    """Replace `path` (through a symlink, its target) with `data`, keeping the permission bits of `like`."""
-    real = os.path.realpath(path)
-    folder, name = os.path.split(real)
-    os.makedirs(folder, exist_ok=True)
+    """Replace `path` (through a symlink, its target) with `data`, keeping the permission bits of `like`.
+
+    A settings file may hold secrets: the new one is no more readable than the old (notes/files.py writes it).
+    """
     try:
         mode: int | None = os.stat(os.path.realpath(like)).st_mode & 0o7777 if like else None
     except OSError:
         mode = None
-    temp = os.path.join(folder, f".{name}.{os.getpid()}-{time.monotonic_ns()}.wheypoint.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)  # a settings file may hold secrets: the new one is no more readable than the old
-        os.replace(temp, real)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    replace_file(os.path.realpath(path), data, mode=mode)

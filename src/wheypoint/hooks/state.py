@@ -26,9 +26,20 @@ DELIVERED_KEPT = 50  # sessions remembered as having had the pending packet
 load = load_state  # the file is read by the application too (app/sessions.py: which session is live)
 
 
-def seen(state: dict[str, Any], session: str, now: float) -> None:
-    """Note that a hook just heard from this session (`harness:id`): what makes it the live one."""
-    session_state(state, session)["seen"] = int(now)
+SEEN_RESOLUTION = 60  # seconds: "live" is judged over half an hour, so noting it once a minute is enough
+
+
+def seen(state: dict[str, Any], session: str, now: float) -> bool:
+    """Note that a hook just heard from this session (`harness:id`), what makes it the live one.
+
+    False when the state already says so to the minute: the caller then need not write the file again, so a
+    hook that fires on every prompt does not rewrite (and fsync) the state each time.
+    """
+    facts = session_state(state, session)
+    if isinstance(facts.get("seen"), int) and 0 <= now - facts["seen"] < SEEN_RESOLUTION:
+        return False
+    facts["seen"] = int(now)
+    return True
 
 
 def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> None:

@@ -62,6 +62,10 @@ class ForkRequest(Record):
                 "orientation": self.orientation, "next": self.next, "move": list(self.move),
                 "copy": list(self.copy), "dossier": list(self.dossier)}  # fmt: skip
 
+    def digest_on(self, parent: Mapping[str, Any]) -> str:
+        """The request digest of this fork taken from `parent`'s head: what both new revision ids derive from."""
+        return digest(self.canonical(parent["work_id"], parent["revision_id"]))
+
 
 class Forked(Record):
     """Both halves of a fork."""
@@ -78,7 +82,7 @@ def work_ref(project_key: str, work_id: str) -> str:
 def identities(parent: Mapping[str, Any], request: ForkRequest) -> tuple[str, str, str]:
     """(child work id, child revision id, parent's new revision id) of this fork of `parent`."""
     child_work = work_id_for(parent["project_key"], request.child_slug)
-    request_digest = digest(request.canonical(parent["work_id"], parent["revision_id"]))
+    request_digest = request.digest_on(parent)
     return (child_work, revision_id_for(child_work, None, request_digest),
             revision_id_for(parent["work_id"], parent["revision_id"], request_digest))  # fmt: skip
 
@@ -119,7 +123,7 @@ def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance) -> F
     if problems:
         raise Refusal("invalid-fork", f"the fork has {len(problems)} problem(s)", problems)
     child_work, child_revision, parent_revision = identities(parent, request)
-    request_digest = digest(request.canonical(parent["work_id"], parent["revision_id"]))
+    request_digest = request.digest_on(parent)
     going = set(request.move) | set(request.copy)
     given = [_fresh(entry) for entry in parent["entries"] if entry["id"] in going]
     dossier = [
@@ -254,9 +258,10 @@ def split(parent: Mapping[str, Any], request: Split, prov: Provenance) -> tuple[
     first = fork(parent, request.first, prov)
     second = fork(parent, request.second, prov)
     _, _, to_first = identities(parent, request.first)
+    first_digest = request.first.digest_on(parent)
     after_first = moved_on(parent, set(request.first.move) | set(request.first.copy), first.child.record["work_id"],
-                           "forked_to", to_first, first.parent.revision["request_digest"], prov)  # fmt: skip
-    second_digest = second.parent.revision["request_digest"]
+                           "forked_to", to_first, first_digest, prov)  # fmt: skip
+    second_digest = request.second.digest_on(parent)
     to_second = revision_id_for(parent["work_id"], to_first, second_digest)
     after_second = moved_on(after_first.record, set(request.second.move), second.child.record["work_id"], "forked_to",
                             to_second, second_digest, prov)  # fmt: skip

@@ -16,8 +16,12 @@ STALE_TEMP_SECONDS = 600
 MAX_NOTE_BYTES = 1 << 20  # a note is read (and parsed) up to 1 MiB; past that it is not a handoff
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Replace the file at `path` with `text` so that a reader sees the old file or the new one, never a part."""
+def write_atomic(path: str, text: str | bytes, *, mode: int | None = None) -> None:
+    """Replace the file at `path` with `text` so that a reader sees the old file or the new one, never a part.
+
+    Text is written as UTF-8 with the line ends it has. `mode`, when given, is set on the new file before it
+    replaces the old one, whatever the umask (a settings file keeps its permissions, the zipapp is executable).
+    """
     folder, name = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     # Our own temp name rather than tempfile (whose import costs milliseconds on every checkpoint): the pid and
@@ -32,10 +36,12 @@ def write_atomic(path: str, text: str) -> None:
     else:
         raise FileExistsError(f"no free temporary name beside {path}")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
-            os.fsync(handle.fileno())  # the note's bytes are on disk before the rename publishes them
+            os.fsync(handle.fileno())  # the bytes are on disk before the rename publishes them
+        if mode is not None:
+            os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         try:
