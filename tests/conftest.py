@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import settings
@@ -21,15 +21,26 @@ settings.load_profile("wheypoint")
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
+def missing(message: str) -> NoReturn:
+    """Something a test needs is not on this machine: skip with the reason, but fail under CI, where it must be."""
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ../shared; skips when it is absent, but fails under CI, where it must exist."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        message = f"{path} is absent: these tests need the project's shared/ folder beside the checkout"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{path} is absent: these tests need the project's shared/ folder beside the checkout")
     return path
+
+
+def node_program() -> str:
+    """Node.js, which runs the OpenCode plugin (the CI machines have Node.js 20)."""
+    import shutil
+
+    return shutil.which("node") or missing("node is not installed: the OpenCode plugin cannot be run here")
 
 
 @dataclass

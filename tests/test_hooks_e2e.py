@@ -11,7 +11,6 @@ SessionStart answer carries the resume packet in the harness's own output format
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import BASE_PYTHON, make_repo, shared_path
+from conftest import BASE_PYTHON, make_repo, node_program, shared_path
 from test_hooks_install import Scratch
 from test_transcripts_cli import SESSION, SESSION_ID, with_cwd
 from wheypoint.transcripts.model import USER_KINDS
@@ -121,15 +120,29 @@ def packet_of(context: str, record: dict[str, Any]) -> dict[str, Any]:
     return packet
 
 
-def test_claude_code(scene: tuple[Scratch, Path], program: list[str]) -> None:
+def _claude(scene: tuple[Scratch, Path], program: list[str]) -> tuple[Harness, dict[str, Any]]:
+    """Claude Code in the scene: its hooks installed, the corpus session where Claude Code keeps it, the fields
+    every one of its hook payloads carries."""
     scratch, repo = scene
     harness = Harness(scratch, repo, "claude-code", program)
     harness.session_id = SESSION_ID
     # Where Claude Code keeps a session: ~/.claude/projects/<the cwd, slashes as dashes>/<session id>.jsonl
     folder = scratch.home / ".claude" / "projects" / str(repo).replace("/", "-")
     harness.transcript = with_cwd(shared_path("corpus", "claude-code", SESSION), folder / f"{SESSION_ID}.jsonl", repo)
-    common = {"session_id": SESSION_ID, "transcript_path": str(harness.transcript), "cwd": str(repo),
-              "permission_mode": "default"}  # fmt: skip
+    return harness, {"session_id": SESSION_ID, "transcript_path": str(harness.transcript), "cwd": str(repo),
+                     "permission_mode": "default"}  # fmt: skip
+
+
+def _resumed(harness: Harness, start: dict[str, Any], prompt: dict[str, Any], record: dict[str, Any]) -> None:
+    """SessionStart hands back the rescue's packet; the next prompt gets nothing more (it was delivered)."""
+    answer = harness.fire("SessionStart", start)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    packet_of(answer["hookSpecificOutput"]["additionalContext"], record)
+    assert harness.fire(prompt["hook_event_name"], prompt) == {}
+
+
+def test_claude_code(scene: tuple[Scratch, Path], program: list[str]) -> None:
+    harness, common = _claude(scene, program)
 
     answer = harness.fire("PreCompact", {**common, "hook_event_name": "PreCompact", "trigger": "auto",
                                          "custom_instructions": ""})  # fmt: skip
@@ -137,11 +150,12 @@ def test_claude_code(scene: tuple[Scratch, Path], program: list[str]) -> None:
     record = rescued(harness, answer)
     assert len(record["meat"]) == len(harness.user_turns()) == 3
 
-    start = harness.fire("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "compact",
-                                          "model": "claude-opus-4-5"})  # fmt: skip
-    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    packet_of(start["hookSpecificOutput"]["additionalContext"], record)
-    assert harness.fire("UserPromptSubmit", {**common, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}) == {}
+    _resumed(
+        harness,
+        {**common, "hook_event_name": "SessionStart", "source": "compact", "model": "claude-opus-4-5"},
+        {**common, "hook_event_name": "UserPromptSubmit", "prompt": "go on"},
+        record,
+    )
 
 
 def test_codex_finds_its_rollout_by_session_id_when_transcript_path_is_null(
@@ -183,22 +197,18 @@ def test_gemini_cli(scene: tuple[Scratch, Path], program: list[str]) -> None:
     record = rescued(harness, answer)
     assert len(record["meat"]) == len(harness.user_turns())
 
-    start = harness.fire("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "resume"})
-    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    packet_of(start["hookSpecificOutput"]["additionalContext"], record)
-    assert harness.fire("BeforeAgent", {**common, "hook_event_name": "BeforeAgent", "prompt": "go on"}) == {}
+    _resumed(
+        harness,
+        {**common, "hook_event_name": "SessionStart", "source": "resume"},
+        {**common, "hook_event_name": "BeforeAgent", "prompt": "go on"},
+        record,
+    )
 
 
 def test_a_harness_that_never_sent_sessionstart_gets_the_packet_with_the_next_prompt(
     scene: tuple[Scratch, Path], program: list[str]
 ) -> None:
-    scratch, repo = scene
-    harness = Harness(scratch, repo, "claude-code", program)
-    harness.session_id = SESSION_ID
-    folder = scratch.home / ".claude" / "projects" / str(repo).replace("/", "-")
-    harness.transcript = with_cwd(shared_path("corpus", "claude-code", SESSION), folder / f"{SESSION_ID}.jsonl", repo)
-    common = {"session_id": SESSION_ID, "transcript_path": str(harness.transcript), "cwd": str(repo),
-              "permission_mode": "default"}  # fmt: skip
+    harness, common = _claude(scene, program)
     record = rescued(harness, harness.fire("PreCompact", {**common, "hook_event_name": "PreCompact",
                                                           "trigger": "auto", "custom_instructions": ""}))  # fmt: skip
     prompt = {**common, "hook_event_name": "UserPromptSubmit", "prompt": "where were we?"}
@@ -222,12 +232,7 @@ def test_opencode_plugin_rescues_from_opencodes_database_and_adds_the_packet_to_
 ) -> None:
     from test_transcripts_opencode import MAIN, build_db
 
-    node = shutil.which("node")
-    if node is None:  # the CI machines have Node.js 20
-        message = "node is not installed: the OpenCode plugin cannot be run here"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    node = node_program()
     scratch, repo = scene
     data = scratch.home / ".local" / "share"
     scratch.env["XDG_DATA_HOME"] = str(data)

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import BASE_PYTHON, Reply, make_repo
+from conftest import BASE_PYTHON, Reply, make_repo, node_program
 from wheypoint.hooks.install import EVENTS, quote
 from wheypoint.hooks.settings import detect_indent, is_ours
 
@@ -401,12 +401,7 @@ console.log(JSON.stringify({ exports: Object.keys(mod), hooks: Object.keys(hooks
 
 
 def test_the_opencode_plugin_runs_its_command_and_adds_the_context(scratch: Scratch) -> None:
-    node = shutil.which("node")
-    if node is None:  # the CI machines have Node.js 20; elsewhere say what is missing
-        message = "node is not installed: the OpenCode plugin cannot be run here"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    node = node_program()
     seen = scratch.root / "payloads.jsonl"
     tool = scratch.root / "bin dir" / "wheypoint"
     tool.parent.mkdir()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, RUNTIMES, make_repo, runtime_argv
+from conftest import ROOT, RUNTIMES, make_repo, missing, runtime_argv
 from wheypoint import __version__
 from wheypoint.model.contract import CONTRACTS
 
@@ -68,10 +68,7 @@ def cli(program: list[str], *args: str, cwd: Path, env: dict[str, str], stdin: b
 
 def sdk() -> None:
     if ClientSession is None:
-        message = "the mcp SDK is not installed (pip install -e '.[dev]')"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        missing("the mcp SDK is not installed (pip install -e '.[dev]')")
 
 
 @asynccontextmanager

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "src" / "wheypoint").rglob("*.py"))
@@ -18,10 +19,7 @@ SOURCES = sorted((ROOT / "src" / "wheypoint").rglob("*.py"))
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        message = f"{name} is not installed (pip install -e '.[dev]')"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{name} is not installed (pip install -e '.[dev]')")
     return path
 
 
