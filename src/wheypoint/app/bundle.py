@@ -274,11 +274,12 @@ def _writes(reader: _Reader, store: Store, claimed: str, origin: Any, as_slug: s
         state["works"] += 1
         _progress("imported", state["works"], None)
     reader.literal("]}")
-    rest = reader.buffer[reader.pos :]
-    while reader.fill():
-        rest = reader.buffer
-    if rest.strip():
-        raise reader.malformed("something follows the bundle")
+    while True:  # only white space may follow, read a chunk at a time so trailing bytes cost no memory
+        if reader.buffer[reader.pos :].strip():
+            raise reader.malformed("something follows the bundle")
+        reader.pos = len(reader.buffer)
+        if not reader.fill():
+            break
     _progress("imported", state["works"], None, final=True)
     if "sha256:" + reader.hasher.hexdigest() != claimed:
         raise Refusal("bundle-tampered", "the bundle's bytes do not match its bundle_digest: nothing was imported")
