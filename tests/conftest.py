@@ -115,6 +115,12 @@ def runtime_argv(runtime: str, request: pytest.FixtureRequest) -> list[str]:
     return [sys.executable, "-m", "wheypoint"]
 
 
+# What a harness exports to the commands it runs (and where it keeps sessions): a test run from inside an agent
+# session must not see that session, nor the user's own.
+HARNESS_VARIABLES = frozenset(("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "CODEX_THREAD_ID", "GEMINI_CLI",
+                               "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "OPENCODE_DB"))  # fmt: skip
+
+
 @pytest.fixture(params=RUNTIMES)
 def wp(request: pytest.FixtureRequest, home: Path, tmp_path: Path) -> Runner:
     """Run wheypoint ARGS in a subprocess with an isolated store, once per runtime (package, then pyz)."""
@@ -122,7 +128,7 @@ def wp(request: pytest.FixtureRequest, home: Path, tmp_path: Path) -> Runner:
 
     def run(*args: str, cwd: Path | None = None, stdin: str | bytes | None = None,
             env: dict[str, str] | None = None) -> Reply:  # fmt: skip
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
         environ["WHEYPOINT_HOME"] = str(home)
         environ.update(env or {})
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin

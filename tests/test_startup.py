@@ -37,10 +37,11 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases",
           "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
-          "wheypoint.store.sqlite.writes"}  # fmt: skip
+          "wheypoint.store.sqlite.writes", "wheypoint.transcripts", "wheypoint.transcripts.model",
+          "wheypoint.transcripts.homes", "wheypoint.transcripts.live"}  # fmt: skip
 _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "wheypoint.transcripts.model",
                "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
-               "wheypoint.app.transcript", "wheypoint.transcripts.harvest"}  # fmt: skip
+               "wheypoint.app.transcript", "wheypoint.transcripts.harvest", "wheypoint.transcripts.homes"}  # fmt: skip
 
 _LINKS = "wheypoint.app.links"  # backlinks, which show and resolve answer
 # command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)

@@ -232,7 +232,12 @@ located = discovery.by_path(sys.argv[2], None, sys.argv[3] or None)
 readers = sorted(m for m in sys.modules if m.startswith("wheypoint.transcripts.") and not m.endswith("_turns"))
 print(json.dumps([located.harness, located.path, readers]))
 """
-_ONLY = ["wheypoint.transcripts.discovery", "wheypoint.transcripts.lines", "wheypoint.transcripts.model"]
+_ONLY = [
+    "wheypoint.transcripts.discovery",
+    "wheypoint.transcripts.homes",
+    "wheypoint.transcripts.lines",
+    "wheypoint.transcripts.model",
+]
 
 
 def located_in_fresh_process(path: Path, session: str = "") -> tuple[str, str, list[str]]:
@@ -317,7 +322,7 @@ def test_reading_transcripts_loads_no_heavy_standard_module() -> None:
 def test_plain_paths_and_folders_inside_a_root() -> None:
     from pathlib import PurePosixPath
 
-    from wheypoint.transcripts.discovery import _inside
+    from wheypoint.transcripts.model import inside as _inside
     from wheypoint.transcripts.model import plain_path
 
     if os.sep == "/":

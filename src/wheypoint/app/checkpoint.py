@@ -96,7 +96,8 @@ def _live_session(ctx: Context, project_key: str) -> dict[str, str] | None:
 
     from wheypoint.app.sessions import live_session
 
-    return live_session(ctx.environ, project_key, time.time())
+    checkout = ctx.checkout
+    return live_session(ctx.environ, project_key, checkout.toplevel if checkout else ctx.cwd, ctx.cwd, time.time())
 
 
 def _is_local(ref: str, checkout: Checkout | None, cwd: str) -> bool:

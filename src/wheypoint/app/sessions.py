@@ -1,10 +1,11 @@
-"""Which agent sessions are live in a project, as the hooks saw them: the state file the hooks keep, read here.
+"""Which agent session is live in a checkout: the harness's word, the hooks' record, else recent transcripts.
 
 Every hook call names its session; the hooks record, per project, when each session was last seen
 (`hooks/<project>.json` beside the store, written by hooks/state.py). A checkpoint that names no transcript
-takes its `session` provenance from there when exactly one session was seen in the last LIVE_SECONDS (seed 2:
-filled without a flag when one session of this checkout is live). Two live sessions leave it empty rather
-than guess; so does a project without hooks. Reading it is one small file, so every checkpoint can afford it.
+takes its `session` provenance from the first of these that names exactly one session (seed 2: filled without
+a flag when one session of this checkout is live): the session id the running harness exports to its shells,
+the sessions the hooks saw in the last LIVE_SECONDS, or, when no hook heard any, the transcripts of this
+checkout written in that time. Two live sessions leave it empty rather than guess.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 LIVE_SECONDS = 30 * 60  # a session no hook has heard from in half an hour is not taken for the live one
-HARNESSES = ("claude-code", "codex", "gemini", "opencode")
 
 
 def hooks_folder(environ: Mapping[str, str]) -> str:
@@ -42,15 +42,39 @@ def load_state(environ: Mapping[str, str], project: str) -> dict[str, Any]:
     return state if isinstance(state, dict) else {}
 
 
-def live_session(environ: Mapping[str, str], project: str, now: float) -> dict[str, str] | None:
-    """The one session the hooks heard from in this project within LIVE_SECONDS of `now`, else None."""
+def live_session(environ: Mapping[str, str], project: str, root: str, cwd: str, now: float) -> dict[str, str] | None:
+    """The one session of this checkout live at `now`, else None (none, or several: never a guess).
+
+    Asked in order of certainty: the session the running harness names in the environment; else the
+    sessions the hooks heard from within LIVE_SECONDS; else, when the hooks heard none (a checkout
+    without hooks), the transcripts of this checkout written within LIVE_SECONDS (transcripts/live.py).
+    Only the harness the environment says runs this command is considered, when it says one.
+    """
+    from wheypoint.transcripts.live import announced, recent_sessions, running_harnesses
+
+    named = announced(environ)
+    if named is not None:
+        return named
+    harnesses = running_harnesses(environ)
+    heard = _heard(environ, project, now, harnesses)
+    if not heard:
+        found = recent_sessions(environ, root, cwd, now - LIVE_SECONDS, harnesses)
+        heard = list(dict.fromkeys((info.harness, info.session_id) for info in found if info.session_id))
+    if len(heard) != 1:
+        return None
+    harness, session_id = heard[0]
+    return {"harness": harness, "id": session_id}
+
+
+def _heard(environ: Mapping[str, str], project: str, now: float, harnesses: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The (harness, session) pairs the hooks heard from in this project within LIVE_SECONDS of `now`."""
     sessions = load_state(environ, project).get("sessions")
     if not isinstance(sessions, dict):
-        return None
+        return []
     live = []
     for key, facts in sessions.items():
         harness, _, session_id = str(key).partition(":")
         seen = facts.get("seen") if isinstance(facts, dict) else None
-        if harness in HARNESSES and session_id and isinstance(seen, (int, float)) and 0 <= now - seen <= LIVE_SECONDS:
-            live.append({"harness": harness, "id": session_id})
-    return live[0] if len(live) == 1 else None
+        if harness in harnesses and session_id and isinstance(seen, (int, float)) and 0 <= now - seen <= LIVE_SECONDS:
+            live.append((harness, session_id))
+    return live

@@ -17,7 +17,8 @@ import os
 from datetime import datetime, timezone
 
 from wheypoint.transcripts.claude_turns import TurnReader, classify
-from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo, plain_path
+from wheypoint.transcripts.homes import claude_roots
+from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -144,23 +145,6 @@ def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
         return None
 
 
-def _config_roots(environ: Mapping[str, str]) -> list[str]:
-    home = environ.get("HOME")
-
-    def expand(entry: str) -> str:
-        if home and (entry == "~" or entry.startswith("~/")):
-            return os.path.join(home, entry[2:])
-        return entry
-
-    configured = environ.get("CLAUDE_CONFIG_DIR", "")
-    entries = [e.strip() for e in configured.split(",") if e.strip()]
-    if entries:
-        return [plain_path(expand(e)) for e in entries]
-    if not home:
-        return []
-    return [plain_path(os.path.join(home, ".claude")), plain_path(os.path.join(home, ".config", "claude"))]
-
-
 def _names(folder: str, suffix: str) -> list[str]:
     """The sorted names in a folder that end with `suffix` (raises OSError when it cannot be listed)."""
     with os.scandir(folder) as entries:
@@ -170,7 +154,7 @@ def _names(folder: str, suffix: str) -> list[str]:
 def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
     """Every main Claude Code session under the config roots (CLAUDE_CONFIG_DIR, else ~/.claude, ~/.config/claude)."""
     done: set[str] = set()
-    for root in _config_roots(environ):
+    for root in claude_roots(environ):
         projects = os.path.join(root, "projects")
         try:
             folders = [os.path.join(projects, name) for name in _names(projects, "")]

@@ -29,8 +29,9 @@ from datetime import datetime, timezone
 from itertools import islice
 
 from wheypoint.transcripts import model
+from wheypoint.transcripts.homes import codex_home
 from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, read_jsonl
-from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn, plain_path
+from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -475,14 +476,9 @@ def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
         return None
 
 
-def _home(environ: Mapping[str, str]) -> str | None:
-    home = environ.get("CODEX_HOME") or (os.path.join(environ["HOME"], ".codex") if environ.get("HOME") else None)
-    return plain_path(home) if home else None
-
-
 def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
     """Every rollout under `$CODEX_HOME` (default `~/.codex`): sessions/ (dated folders) and archived_sessions/."""
-    home = _home(environ)
+    home = codex_home(environ)
     if home is None:
         return
     for folder, nested in (("sessions", True), ("archived_sessions", False)):

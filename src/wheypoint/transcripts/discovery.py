@@ -18,7 +18,7 @@ import os
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import READABLE_HARNESSES as HARNESSES
-from wheypoint.transcripts.model import SessionInfo, plain_path
+from wheypoint.transcripts.model import SessionInfo, inside, plain_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,17 +53,6 @@ class Located(Record):
     path: str
     session_id: str | None
     info: SessionInfo | None
-
-
-def _inside(path: str | None, root: str | os.PathLike[str]) -> bool:
-    """Whether `path` is `root` or under it, compared part by part after normalising both."""
-    if not path:
-        return False
-    inner = os.path.normcase(os.path.normpath(path))
-    outer = os.path.normcase(os.path.normpath(root))
-    if outer == os.curdir:
-        return not os.path.isabs(inner)
-    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
 def all_sessions(environ: Mapping[str, str], harness: str | None = None) -> Iterator[SessionInfo]:
@@ -234,7 +223,7 @@ def locate(
         chosen = _choose(found, latest, f"with id {session}")
         return Located(chosen.harness, plain_path(chosen.path), chosen.session_id, chosen)
     root = os.fspath(project_root(cwd))
-    found = [info for info in all_sessions(environ, harness) if _inside(info.cwd, root)]
+    found = [info for info in all_sessions(environ, harness) if inside(info.cwd, root)]
     if harness in (None, "gemini"):  # older Gemini CLI builds record only a hash of the project root
         known = {info.path for info in found}
         found += [i for i in reader("gemini").sessions_for_cwd(environ, root) if i.path not in known]

@@ -19,7 +19,8 @@ import os
 import re
 
 from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
-from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo, plain_path
+from wheypoint.transcripts.homes import gemini_tmp
+from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,11 +146,6 @@ def read_turns(
 
 
 # ---------------------------------------------------------------- discovery
-
-
-def _gemini_dir(environ: Mapping[str, str]) -> str | None:
-    home = environ.get("GEMINI_CLI_HOME") or environ.get("HOME")
-    return plain_path(os.path.join(home, ".gemini")) if home else None
 
 
 def _read_small(path: str) -> bytes | None:
@@ -375,12 +371,9 @@ def _listing(folder: str) -> list[str]:
 
 
 def _scan(environ: Mapping[str, str]) -> Iterator[tuple[SessionInfo, str | None, str]]:
-    gemini_dir = _gemini_dir(environ)
-    if gemini_dir is None:
+    tmp = gemini_tmp(environ)
+    if tmp is None:
         return
-    tmp = os.path.join(gemini_dir, "tmp")
-    if not os.path.isdir(tmp) and environ.get("GEMINI_CLI_HOME"):  # GEMINI_CLI_HOME naming the .gemini folder
-        tmp = plain_path(os.path.join(environ["GEMINI_CLI_HOME"], "tmp"))
     try:
         projects = [path for path in (os.path.join(tmp, name) for name in _listing(tmp)) if os.path.isdir(path)]
     except OSError:

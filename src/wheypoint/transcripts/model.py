@@ -149,3 +149,14 @@ def plain_path(path: str) -> str:
     root = "//" if path[:2] == "//" and path[2:3] != "/" else "/" if path[:1] == "/" else ""
     parts = [part for part in path.split("/") if part and part != "."]
     return root + "/".join(parts) if root or parts else "."
+
+
+def inside(path: str | None, root: str | os.PathLike[str]) -> bool:
+    """Whether `path` is `root` or under it, compared part by part after normalising both."""
+    if not path:
+        return False
+    inner = os.path.normcase(os.path.normpath(path))
+    outer = os.path.normcase(os.path.normpath(root))
+    if outer == os.curdir:
+        return not os.path.isabs(inner)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)

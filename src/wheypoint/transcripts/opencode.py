@@ -30,8 +30,9 @@ import json
 import os
 import sqlite3
 
+from wheypoint.transcripts.homes import opencode_data, opencode_databases
 from wheypoint.transcripts.lines import MAX_LINE_BYTES
-from wheypoint.transcripts.model import ReadStats, SessionInfo, plain_path
+from wheypoint.transcripts.model import ReadStats, SessionInfo
 from wheypoint.transcripts.opencode_turns import SKIPPED_PARTS as SKIPPED_PARTS
 from wheypoint.transcripts.opencode_turns import Message, TurnReader, first_prompt, iso_ms, message_of
 
@@ -50,37 +51,6 @@ MAX_SESSION_FILE = 1 << 20  # a legacy session file is metadata; anything bigger
 
 
 # ---------------------------------------------------------------- small helpers
-
-
-def data_dir(environ: Mapping[str, str]) -> str | None:
-    """OpenCode's data folder: `$XDG_DATA_HOME/opencode`, else `$HOME/.local/share/opencode`."""
-    xdg = environ.get("XDG_DATA_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return plain_path(os.path.join(xdg, "opencode"))
-    home = environ.get("HOME", "")
-    return plain_path(os.path.join(home, ".local", "share", "opencode")) if home else None
-
-
-def database_paths(environ: Mapping[str, str]) -> list[str]:
-    """Every OpenCode database on this machine: `OPENCODE_DB`, `opencode.db`, `opencode-<channel>.db`."""
-    base = data_dir(environ)
-    found: list[str] = []
-    override = environ.get("OPENCODE_DB", "")
-    if override and override != ":memory:":
-        path = override if os.path.isabs(override) else (os.path.join(base, override) if base else None)
-        if path is not None and os.path.isfile(path):
-            found.append(plain_path(path))
-    if base is not None:
-        try:
-            names = sorted(entry.name for entry in os.scandir(base) if entry.is_file())
-        except OSError:
-            names = []
-        for name in names:
-            if name == "opencode.db" or (name.startswith("opencode-") and name.endswith(".db")):
-                path = os.path.join(base, name)
-                if path not in found:
-                    found.append(path)
-    return found
 
 
 def is_database(path: str | os.PathLike[str]) -> bool:
@@ -251,8 +221,11 @@ def _db_first_prompt(conn: sqlite3.Connection, sid: str) -> str | None:
     return None
 
 
-def _db_sessions(path: str, only_one: bool = False) -> list[SessionInfo]:
-    """Top-level sessions of one database ([] when it cannot be read); with only_one, [] unless exactly one."""
+def _db_sessions(path: str, only_one: bool = False, since_ms: int = 0) -> list[SessionInfo]:
+    """Top-level sessions of one database ([] when it cannot be read); with only_one, [] unless exactly one.
+
+    With `since_ms`, only those updated at or after it (milliseconds since the epoch, as OpenCode stores time).
+    """
     try:
         if not is_database(path):
             return []
@@ -261,7 +234,8 @@ def _db_sessions(path: str, only_one: bool = False) -> list[SessionInfo]:
         return []
     try:
         rows = conn.execute("SELECT id, directory, time_updated FROM session WHERE parent_id IS NULL "
-                            "ORDER BY time_updated, id" + (" LIMIT 2" if only_one else "")).fetchall()  # fmt: skip
+                            "AND time_updated >= ? ORDER BY time_updated, id" + (" LIMIT 2" if only_one else ""),
+                            (since_ms,)).fetchall()  # fmt: skip
         if only_one and len(rows) != 1:
             return []
         found = []
@@ -273,6 +247,11 @@ def _db_sessions(path: str, only_one: bool = False) -> list[SessionInfo]:
         return []
     finally:
         conn.close()
+
+
+def updated_sessions(path: str, since_ms: int) -> list[SessionInfo]:
+    """The top-level sessions of one database updated at or after `since_ms` (the live-session lookup)."""
+    return _db_sessions(path, since_ms=since_ms)
 
 
 # ---------------------------------------------------------------- the legacy JSON layout
@@ -366,12 +345,12 @@ def _legacy_sessions(storage: str, seen: set[str]) -> Iterator[SessionInfo]:
 def sessions(environ: Mapping[str, str]) -> Iterator[SessionInfo]:
     """Every top-level OpenCode session: the databases' first, then legacy files not migrated into them."""
     seen: set[str] = set()
-    for db in database_paths(environ):
+    for db in opencode_databases(environ):
         for info in _db_sessions(db):
             if info.session_id not in seen:
                 seen.add(info.session_id)
                 yield info
-    base = data_dir(environ)
+    base = opencode_data(environ)
     if base is not None:
         yield from _legacy_sessions(os.path.join(base, "storage"), seen)
 
