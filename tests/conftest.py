@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -121,15 +121,86 @@ HARNESS_VARIABLES = frozenset(("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "CODEX_TH
                                "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "OPENCODE_DB"))  # fmt: skip
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server's URL for a superuser: `$WHEYPOINT_TEST_POSTGRES` (.ci/run starts one and sets it),
+    else a throwaway server started here for the session by tools/pg_throwaway.sh, else skip (fail under CI)."""
+    given = os.environ.get("WHEYPOINT_TEST_POSTGRES")
+    if given:
+        yield given
+        return
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="wheypoint-pg-")  # under /tmp: the postgres user must reach it when root
+    script = str(ROOT / "tools" / "pg_throwaway.sh")
+    done = subprocess.run(["bash", script, "start", folder], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PG_FSYNC": "off"}, check=False)  # fmt: skip
+    if done.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        missing(f"no PostgreSQL server could be started ({done.stderr.strip()[-300:]}): install PostgreSQL, or set "
+                "WHEYPOINT_TEST_POSTGRES to a superuser's URL")  # fmt: skip
+    try:
+        yield done.stdout.strip()
+    finally:
+        subprocess.run(["bash", script, "stop", folder], capture_output=True, timeout=120, check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fresh_database(server: str, name: str) -> str:
+    """A new empty database on the server, and its URL."""
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    head, _, tail = server.rpartition("/")
+    return f"{head}/{name}" + ("?" + tail.partition("?")[2] if "?" in tail else "")
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh database for this test on the session's server, dropped afterwards."""
+    import hashlib
+
+    name = "t_" + hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    url = fresh_database(postgres_server, name)
+    yield url
+    import psycopg
+
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture
+def store_url() -> str | None:
+    """The store the CLI runs against: None is the default SQLite file under the test's home. A module that
+    runs its tests on both backends overrides this with `both_backends` (see test_find_and_trust.py)."""
+    return None
+
+
+def both_backends(request: pytest.FixtureRequest) -> str | None:
+    """For a module's `store_url` override with params=BACKENDS: None (SQLite) or a fresh PostgreSQL database."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture(params=RUNTIMES)
-def wp(request: pytest.FixtureRequest, home: Path, tmp_path: Path) -> Runner:
+def wp(request: pytest.FixtureRequest, home: Path, tmp_path: Path, store_url: str | None) -> Runner:
     """Run wheypoint ARGS in a subprocess with an isolated store, once per runtime (package, then pyz)."""
     program = runtime_argv(request.param, request)
+    if store_url and request.param == "pyz":
+        # The pyz on an interpreter that has the PostgreSQL driver (on a bare one it refuses: test_postgres.py).
+        program = [sys.executable, *program[2:]]
 
     def run(*args: str, cwd: Path | None = None, stdin: str | bytes | None = None,
             env: dict[str, str] | None = None) -> Reply:  # fmt: skip
         environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
         environ["WHEYPOINT_HOME"] = str(home)
+        if store_url:
+            environ["WHEYPOINT_STORE"] = store_url
         environ.update(env or {})
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         done = subprocess.run(

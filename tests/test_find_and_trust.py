@@ -1,4 +1,4 @@
-"""resolve and list through the CLI, on real stores and real git repositories with moved commits."""
+"""resolve and list through the CLI, on real stores of both backends and real git repositories with moved commits."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ from typing import Any
 
 import pytest
 
-from conftest import Runner, git, make_repo
+from conftest import BACKENDS, Runner, both_backends, git, make_repo
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest) -> str | None:
+    return both_backends(request)
 
 
 def checkpoint(wp: Runner, repo: Path, slug: str, *extra: str) -> dict[str, Any]:
@@ -175,6 +180,7 @@ def test_the_remaining_finding_codes(wp: Runner, repo: Path, tmp_path: Path) -> 
     assert "no-checkout" in codes(loose) and loose["checkout"] == {"path": None, "current": False}
 
 
+@pytest.mark.parametrize("store_url", [None])  # a SQLite file edited back to an older schema
 def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, repo: Path, home: Path) -> None:
     import sqlite3
 
@@ -194,22 +200,23 @@ def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, rep
     conn.close()
 
 
-def test_an_ambiguous_reference_lists_every_candidate_a_page_at_a_time(tmp_path: Path) -> None:
+def test_an_ambiguous_reference_lists_every_candidate_a_page_at_a_time(tmp_path: Path, store_url: str | None) -> None:
     """Seed 2: every candidate, not the first 20; 50 to a page, `--page` for the next ones."""
     from wheypoint.app.context import Context
     from wheypoint.app.resolve import PAGE_SIZE, resolve
     from wheypoint.model.kernel import Provenance, apply
-    from wheypoint.store.sqlite.backend import SqliteStore
+    from wheypoint.store import open_store
 
     home = tmp_path / "home"
-    store = SqliteStore.open(home / "store.sqlite3", create=True)
+    environ = {"WHEYPOINT_HOME": str(home), **({"WHEYPOINT_STORE": store_url} if store_url else {})}
+    store = open_store(store_url or home / "store.sqlite3", create=True)
     prov = Provenance(project_key="proj", captured_at="2026-12-01T00:00:00Z")
     for n in range(PAGE_SIZE + 7):
         intent = {"slug": f"batch-work-{n:03d}", "orientation": "o", "next": {"move": "hold"}, "notes": "n"}
         outcome = apply(None, intent, prov)
         store.commit(outcome.record["work_id"], None, outcome.record["revision_id"], lambda head, o=outcome: o)
     store.close()
-    ctx = Context(cwd=str(tmp_path), environ={"WHEYPOINT_HOME": str(home)}, project="proj")
+    ctx = Context(cwd=str(tmp_path), environ=environ, project="proj")
     first = resolve(ctx, "batch-work", None)
     assert first["outcome"] == "ambiguous" and len(first["candidates"]) == PAGE_SIZE
     assert (first["more"], first["next_page"]) == (True, 2)

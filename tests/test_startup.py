@@ -31,13 +31,13 @@ _CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.comma
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
             "wheypoint.notes", "wheypoint.notes.files"}  # fmt: skip
 _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
-          "wheypoint.store.sqlite.schema"}  # fmt: skip
+          "wheypoint.store.sqlite.schema", "wheypoint.store.sql", "wheypoint.store.sqlparts"}  # fmt: skip
 _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived"}
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases",
           "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
-          "wheypoint.store.sqlite.writes", "wheypoint.transcripts", "wheypoint.transcripts.model",
+          "wheypoint.transcripts", "wheypoint.transcripts.model",
           "wheypoint.transcripts.homes", "wheypoint.transcripts.live"}  # fmt: skip
 _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "wheypoint.transcripts.model",
                "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
@@ -57,7 +57,8 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
         | _STORE
         | {
             "wheypoint.app.listing",
-            "wheypoint.store.sqlite.queries",
+            "wheypoint.store.listsql",
+            "wheypoint.store.sqlite.indexes",
             "wheypoint.notes.legacy",
             *_RENDER,
         },

@@ -15,12 +15,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from wheypoint.store.base import Store
 
-SCHEMES = ("sqlite",)  # what this runtime opens; each backend's module is imported only when its scheme is named
-PLANNED = ("postgresql", "postgres")  # the team store: same interface, not in this runtime yet
+SCHEMES = ("sqlite", "postgresql", "postgres")  # each backend's module is imported only when its scheme is named
 
 
 def open_store(location: str | os.PathLike[str], *, create: bool) -> Store:
-    """Open the store at `location`: `sqlite:///path`, `sqlite:path` or a plain file path.
+    """Open the store at `location`: `sqlite:///path`, `sqlite:path`, a plain file path, or `postgresql://...`.
 
     A reader (`create=False`) of a store that does not exist yet sees an empty one; only writes create it.
     """
@@ -29,13 +28,14 @@ def open_store(location: str | os.PathLike[str], *, create: bool) -> Store:
     if not sep or "/" in scheme or "\\" in scheme or len(scheme) == 1:  # a path (or a Windows drive letter)
         scheme, rest = "sqlite", location
     scheme = scheme.lower()
-    if scheme in PLANNED:
-        raise Refusal("store-unsupported", f"{scheme}:// stores are not supported by this runtime yet",
-                      details={"parameter": "store"})  # fmt: skip
     if scheme not in SCHEMES:
         known = ", ".join(f"{name}:" for name in SCHEMES)
         raise Refusal("store-url-invalid", f"unknown store scheme {scheme!r}; known: {known} or a file path",
                       details={"parameter": "store"})  # fmt: skip
+    if scheme in ("postgresql", "postgres"):
+        from wheypoint.store.postgres.backend import PostgresStore
+
+        return PostgresStore.open(location, create=create)
     from wheypoint.store.sqlite.backend import SqliteStore
 
     path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash

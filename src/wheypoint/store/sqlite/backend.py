@@ -46,23 +46,19 @@ anything else the driver raises `storage-error`, naming the store's file.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 
 from wheypoint.model.errors import Refusal
-from wheypoint.store.rows import Committed, ListedWork, WorkRef
-from wheypoint.store.sqlite import WORK_COLUMNS, like_escaped
+from wheypoint.store.sql import SqlStore
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any, TypeVar
 
     T = TypeVar("T")
-
-    from wheypoint.store.rows import Backlink, Build, WorkQuery, Write, WrittenFrom
 
 BUSY_TIMEOUT_MS = 15000
 # Both exist from Python 3.12 on; without them the close-time checkpoint stays (see above).
@@ -159,8 +155,8 @@ def _rollback(conn: sqlite3.Connection) -> None:
             pass
 
 
-class SqliteStore:
-    """A wheypoint store in one SQLite file."""
+class SqliteStore(SqlStore):
+    """A wheypoint store in one SQLite file (the reads and the commit algorithm are sql.SqlStore's)."""
 
     def __init__(self, conn: sqlite3.Connection | None, path: str, *, writer: bool = False) -> None:
         self._conn = conn
@@ -292,146 +288,29 @@ class SqliteStore:
         assert self._conn is not None
         return self._conn
 
-    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        if self._conn is None:
-            return []
+    def _exists(self) -> bool:
+        return self._conn is not None
+
+    def _run(self, sql: str, args: tuple[Any, ...], *, many: bool = False) -> list[tuple[Any, ...]]:
+        conn = self._require()
         try:
-            rows: list[tuple[Any, ...]] = self._conn.execute(sql, args).fetchall()
+            if many:
+                conn.executemany(sql, args)
+                return []
+            rows: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise _refusal(exc, self.path, "read") from None
+            raise _refusal(exc, self.path, "write to" if conn.in_transaction else "read") from None
         return rows
 
-    def _one(self, sql: str, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        if self._conn is None:
-            return None
-        try:
-            row: tuple[Any, ...] | None = self._conn.execute(sql, args).fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise _refusal(exc, self.path, "read") from None
-        return row
-
-    def _work(self, where: str, args: tuple[Any, ...]) -> WorkRef | None:
-        row = self._one(f"SELECT {WORK_COLUMNS} FROM works w WHERE {where}", args)
-        return WorkRef(*row) if row else None
-
-    def work(self, work_id: str) -> WorkRef | None:
-        return self._work("work_id = ?", (work_id,))
-
-    def work_by_slug(self, project_key: str, slug: str) -> WorkRef | None:
-        return self._work("project_key = ? AND slug = ?", (project_key, slug))
-
-    def work_of_revision(self, revision_id: str) -> WorkRef | None:
-        return self._work("work_id = (SELECT work_id FROM revisions WHERE revision_id = ?)", (revision_id,))
-
-    def _works(self, sql: str, args: tuple[Any, ...]) -> list[WorkRef]:
-        return [WorkRef(*row) for row in self._rows(sql, args)]
-
-    def backlinks(self, work: WorkRef) -> list[Backlink]:
-        from wheypoint.store.rows import Backlink
-
-        # Each spelling that names the work is an equality on the edges index; a bare slug counts only from a
-        # work of the same project, where a slug is unique.
-        named = (
-            work.work_id,
-            f"wheypoint:{work.project_key}/{work.work_id}",
-            f"wheypoint:{work.project_key}/{work.slug}",
-        )
-        rows = self._rows(
-            "SELECT w.work_id, w.project_key, w.slug, g.kind, g.ref FROM edges g JOIN works w ON w.work_id = g.work_id "
-            "WHERE g.work_id != ? AND (g.ref IN (?, ?, ?) OR (g.ref = ? AND w.project_key = ?)) "
-            "ORDER BY w.updated_at DESC, w.work_id, g.kind",
-            (work.work_id, *named, work.slug, work.project_key),
-        )
-        return [Backlink(*row) for row in rows]
-
-    def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
-        if project_key is not None:
-            found = self.work_by_slug(project_key, slug)
-            return [found] if found else []
-        return self._works(f"SELECT {WORK_COLUMNS} FROM works w WHERE slug = ? ORDER BY updated_at DESC", (slug,))
-
-    def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
-        # A range on the slug index: every slug that starts with prefix sorts in [prefix, prefix + U+10FFFF).
-        scope, args = ("project_key = ? AND ", (project_key,)) if project_key is not None else ("", ())
-        return self._works(
-            f"SELECT {WORK_COLUMNS} FROM works w WHERE {scope}slug >= ? AND slug < ? ORDER BY slug LIMIT ?",
-            (*args, prefix, prefix + "\U0010ffff", limit),
-        )
-
-    def works_with_slug_part(self, part: str, project_key: str | None, limit: int) -> list[WorkRef]:
-        scope, args = (" AND w.project_key = ?", (project_key,)) if project_key is not None else ("", ())
-        if len(part) >= 3 and self.features.trigram_slugs:
-            phrase = '"' + part.replace('"', '""') + '"'
-            return self._works(
-                # CROSS JOIN fixes the loop order: start from the index's matches. Left to itself, SQLite walks
-                # every work of the project in slug order and tests each one (seconds at 100,000 works).
-                f"SELECT {WORK_COLUMNS} FROM slug_index i CROSS JOIN works w ON w.rowid = i.rowid "
-                f"WHERE slug_index MATCH ?{scope} ORDER BY w.slug LIMIT ?",
-                (phrase, *args, limit),
-            )
-        pattern = "%" + like_escaped(part) + "%"
-        return self._works(
-            f"SELECT {WORK_COLUMNS} FROM works w WHERE w.slug LIKE ? ESCAPE '\\'{scope} ORDER BY w.slug LIMIT ?",
-            (pattern, *args, limit),
-        )
-
-    def list_works(self, query: WorkQuery) -> list[ListedWork]:
-        if self._conn is None:
-            return []
-        from wheypoint.store.sqlite.queries import list_sql
-
-        sql, args = list_sql(query, fts=self.features.fts5_search)
-        return [ListedWork(*row) for row in self._rows(sql, tuple(args))]
-
-    def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
-        if revision_id is None:
-            row = self._one(
-                "SELECT r.record_json FROM works w JOIN revisions r ON r.revision_id = w.head_revision_id "
-                "WHERE w.work_id = ?",
-                (work_id,),
-            )
-        else:
-            row = self._one(
-                "SELECT record_json FROM revisions WHERE revision_id = ? AND work_id = ?", (revision_id, work_id)
-            )
-        return json.loads(row[0]) if row else None
-
-    def revisions(self, work_id: str) -> list[dict[str, Any]]:
-        rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
-        return [json.loads(row[0]) for row in rows]
-
-    def commit(
-        self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build,
-        written_from: WrittenFrom | None = None,
-    ) -> Committed:  # fmt: skip
-        from wheypoint.store.rows import Write
-
-        return self.commit_many([Write(work_id, base_revision_id, candidate_revision_id, build, written_from)])[0]
-
-    def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
-        return self._in_transaction(lambda conn: [self._commit_locked(conn, w) for w in writes])
-
-    def commit_stream(self, writes: Iterable[Write]) -> tuple[int, int]:
-        def run(conn: sqlite3.Connection) -> tuple[int, int]:
-            written = replayed = 0
-            for write in writes:
-                if self._commit_locked(conn, write).replayed:
-                    replayed += 1
-                else:
-                    written += 1
-            return written, replayed
-
-        return self._in_transaction(run)
-
-    def _in_transaction(self, body: Callable[[sqlite3.Connection], T]) -> T:
-        """`body` inside one IMMEDIATE transaction: committed if it returns, rolled back whatever it raises."""
+    def _transaction(self, work_ids: Sequence[str], body: Callable[[], T]) -> T:
+        """`body` inside one IMMEDIATE transaction, which holds the file's one write lock (so every work's)."""
         conn = self._require()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
             raise _refusal(exc, self.path, "write to") from None
         try:
-            result = body(conn)
+            result = body()
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             _rollback(conn)
@@ -441,29 +320,28 @@ class SqliteStore:
             raise
         return result
 
-    def _commit_locked(self, conn: sqlite3.Connection, write: Write) -> Committed:
-        work_id, base, candidate = write.work_id, write.base_revision_id, write.candidate_revision_id
-        replay = conn.execute(
-            "SELECT record_json, revision_json FROM revisions WHERE revision_id = ? AND work_id = ?",
-            (candidate, work_id),
-        ).fetchone()
-        if replay:
-            return Committed(json.loads(replay[0]), json.loads(replay[1]), replayed=True, warnings=[])
-        from wheypoint.model.bases import base_refusal  # only writes need the rule and the index rows
-        from wheypoint.store.sqlite.writes import insert_revision
+    def _starts_with(self, column: str) -> str:
+        # A range on the slug index: every slug that starts with prefix sorts in [prefix, prefix + U+10FFFF).
+        # (SQLite's LIKE ignores ASCII case and uses an index only under conditions a store cannot promise.)
+        return f"{column} >= ? AND {column} < ?"
 
-        head = self.record(work_id)
-        refused = base_refusal(
-            work_id, head["revision_id"] if head else None, base,
-            lambda named: self._one("SELECT 1 FROM revisions WHERE revision_id = ? AND work_id = ?",
-                                    (named, work_id)) is not None,
-        )  # fmt: skip
-        if refused is not None:
-            raise refused
-        outcome = write.build(head)
-        record, revision = outcome.record, outcome.revision
-        insert_revision(conn, record, revision, write)
-        return Committed(record, revision, replayed=False, warnings=outcome.warnings)
+    def _prefix_args(self, prefix: str) -> tuple[Any, ...]:
+        return (prefix, prefix + "\U0010ffff")
+
+    def _slug_part_query(self, part: str, scope: str) -> tuple[str, tuple[Any, ...]] | None:
+        from wheypoint.store.sqlite.indexes import slug_part_query
+
+        return slug_part_query(self.features, part, scope)
+
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
+        from wheypoint.store.sqlite.indexes import grep as sqlite_grep
+
+        return sqlite_grep(self.features, grep, args)
+
+    def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
+        from wheypoint.store.sqlite.indexes import write_search
+
+        write_search(self._require(), record)
 
     def close(self) -> None:
         """Close the connection (on Python 3.12+ without checkpointing the WAL: see the top of this module)."""

@@ -1,84 +1,67 @@
-"""The head's query rows: what the works, entries, edges, links and search tables say about each work's head.
+"""The SQLite store's full-text pieces: the head's search and slug-index rows, and how they are queried.
 
-They are derived from the head record alone (plus where it was written from) and rewritten inside the
-commit's transaction, so they can never describe any revision but the head.
+Migrations 3 and 4 made `search` and `slug_index` FTS5 tables where the SQLite that ran them had FTS5
+(and its trigram tokenizer), and plain tables otherwise; `Features` says which, and each function here
+takes the indexed path or the scan accordingly. Both tables key their rows by the rowid of the works row.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from wheypoint.store.sql import search_texts
+from wheypoint.store.sqlparts import WORK_COLUMNS, like_escaped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
 
-    from wheypoint.store.rows import WrittenFrom
+    from wheypoint.store.sqlite.schema import Features
 
 
-def write_head(conn: sqlite3.Connection, record: dict[str, Any], written_from: WrittenFrom | None) -> None:
-    """Point the work at `record`, its new head, and rebuild the head's rows of every query table.
+def fts_phrase_query(texts: tuple[str, ...]) -> str:
+    """An FTS5 query that ORs the texts, each as a quoted phrase (so no user text is FTS syntax)."""
+    return " OR ".join('"' + text.replace('"', '""') + '"' for text in texts)
 
-    `written_from` (the checkout and note path of the process that wrote it) replaces the last writer's;
-    None (a caller that does not say, such as an import) leaves them as they were.
-    """
-    from wheypoint.model.derived import GATING_KINDS  # here: only writes need the model's derivations
 
-    work_id = record["work_id"]
-    gated = int(record["status"] != "ok")
-    move = record["next"].get("move") or "list"
-    conn.execute(
-        "INSERT INTO works (work_id, project_key, slug, head_revision_id, head_number, status, gated, next_move, "
-        "orientation, created_at, updated_at, checkout, note_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (work_id) DO UPDATE SET head_revision_id = excluded.head_revision_id, "
-        "head_number = excluded.head_number, status = excluded.status, gated = excluded.gated, "
-        "next_move = excluded.next_move, orientation = excluded.orientation, updated_at = excluded.updated_at, "
-        "checkout = CASE WHEN ? THEN excluded.checkout ELSE works.checkout END, "
-        "note_dir = CASE WHEN ? THEN excluded.note_dir ELSE works.note_dir END",
-        (
-            work_id,
-            record["project_key"],
-            record["slug"],
-            record["revision_id"],
-            record["revision_number"],
-            record["status"],
-            gated,
-            move,
-            record["orientation"],
-            record["created_at"],
-            record["updated_at"],
-            written_from.checkout if written_from else None,
-            written_from.note_dir if written_from else None,
-            written_from is not None,
-            written_from is not None,
-        ),
-    )
-    for table in ("entries", "edges", "artifact_links"):
-        conn.execute(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
+def write_search(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
+    """Replace the head's search row (and, at a work's first revision, index its slug)."""
     # A search row shares its works row's rowid: FTS5 cannot index work_id, so deleting by it would
     # scan the whole table on every checkpoint; by rowid it is a keyed delete.
-    (rowid,) = conn.execute("SELECT rowid FROM works WHERE work_id = ?", (work_id,)).fetchone()
+    (rowid,) = conn.execute("SELECT rowid FROM works WHERE work_id = ?", (record["work_id"],)).fetchone()
     conn.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
     if record["revision_number"] == 1:  # a slug never changes: index it once, at the work's first revision
         conn.execute("INSERT INTO slug_index (rowid, slug) VALUES (?, ?)", (rowid, record["slug"]))
-    conn.executemany(
-        "INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS), e.get("owner"))
-            for e in record["entries"]
-        ],
-    )
-    conn.executemany(
-        "INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)",
-        [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]],
-    )
-    conn.executemany(
-        "INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)",
-        [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]],
-    )
-    entry_text = "\n".join(
-        " ".join(filter(None, (e["text"], e.get("quote"), e.get("rationale")))) for e in record["entries"]
-    )
     conn.execute(
         "INSERT INTO search (rowid, work_id, orientation, notes, entries, context) VALUES (?, ?, ?, ?, ?, ?)",
-        (rowid, work_id, record["orientation"], record["notes"], entry_text, "\n".join(record["working_context"])),
+        (rowid, record["work_id"], *search_texts(record)),
+    )
+
+
+def grep(features: Features, texts: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
+    """`--grep`: through the FTS5 index ranked by bm25, else a LIKE scan of the search table, newest first."""
+    if features.fts5_search:
+        args.append(fts_phrase_query(texts))
+        return " JOIN search s ON s.rowid = w.rowid", "search MATCH ?", "bm25(search), w.updated_at DESC"
+    likes = []
+    for text in texts:
+        pattern = "%" + like_escaped(text) + "%"
+        likes.append(
+            "EXISTS (SELECT 1 FROM search s WHERE s.work_id = w.work_id AND (s.orientation LIKE ? ESCAPE '\\' "
+            "OR s.notes LIKE ? ESCAPE '\\' OR s.entries LIKE ? ESCAPE '\\' OR s.context LIKE ? ESCAPE '\\'))"
+        )
+        args.extend([pattern] * 4)
+    return "", "(" + " OR ".join(likes) + ")", "w.updated_at DESC, w.work_id"
+
+
+def slug_part_query(features: Features, part: str, scope: str) -> tuple[str, tuple[Any, ...]] | None:
+    """Slugs containing `part` through the trigram index (3+ characters), else None: the caller's LIKE scan."""
+    if len(part) < 3 or not features.trigram_slugs:
+        return None
+    phrase = '"' + part.replace('"', '""') + '"'
+    # CROSS JOIN fixes the loop order: start from the index's matches. Left to itself, SQLite walks
+    # every work of the project in slug order and tests each one (seconds at 100,000 works).
+    return (
+        f"SELECT {WORK_COLUMNS} FROM slug_index i CROSS JOIN works w ON w.rowid = i.rowid "
+        f"WHERE slug_index MATCH ?{scope} ORDER BY w.slug LIMIT ?",
+        (phrase,),
     )

@@ -1,16 +1,15 @@
-"""The SQLite store's schema history: an ordered list of migrations, each applied exactly once.
+"""The SQLite store's schema history: its ordered list of migrations (see store/migrating.py).
 
-A migration is a function decorated with `@migration`; its position in this file is its version
-(the first is version 1), and its name must be unique. The store's version is SQLite's own
-`PRAGMA user_version` in the database header: there is no bookkeeping table. Never edit, rename or
-reorder a released migration: add a new one at the end. The backend runs the missing ones, and sets
-`user_version` after each, inside one write transaction, so a crash leaves the schema at one version.
+The store's version is SQLite's own `PRAGMA user_version` in the database header: there is no
+bookkeeping table. The backend runs the missing migrations, and sets `user_version` after each,
+inside one write transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from wheypoint.store.migrating import registrar
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
 TYPE_CHECKING = False
@@ -20,15 +19,7 @@ if TYPE_CHECKING:
     Migration = Callable[[sqlite3.Connection], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = []  # (name, function); position + 1 is the version it brings
-
-
-def migration(fn: Migration) -> Migration:
-    """Register `fn` as the next migration; a name registered twice is a mistake, refused at import."""
-    name = fn.__name__
-    if any(known == name for known, _ in MIGRATIONS):
-        raise ValueError(f"a migration named {name!r} is already registered")
-    MIGRATIONS.append((name, fn))
-    return fn
+migration = registrar(MIGRATIONS)
 
 
 def pending(conn: sqlite3.Connection) -> list[str]:

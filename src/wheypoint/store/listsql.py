@@ -1,17 +1,18 @@
-"""The SQL behind `list`, built from a WorkQuery; part of the SQLite store, loaded by `list` only.
+"""The SQL behind `list`, built from a WorkQuery, in the SQL both backends speak; loaded by `list` and `export` only.
 
 Every filter becomes an indexed condition: values of one filter are ORed, different filters ANDed,
 and filters on entries are one EXISTS so that `--entry-kind question --entry-state active --owner
-ann` means one entry that is all three. `--grep` runs through the FTS5 index and ranks by bm25 (a
-LIKE scan of the search table where this SQLite had no FTS5 when the store was made).
+ann` means one entry that is all three. `--grep` is the one part each backend writes itself (its
+full-text index and its ranking): the builder asks the backend's `grep` for it.
 """
 
 from __future__ import annotations
 
-from wheypoint.store.sqlite import HEAD_COLUMNS, like_escaped
+from wheypoint.store.sqlparts import HEAD_COLUMNS, like_escaped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from wheypoint.store.rows import WorkQuery
@@ -24,33 +25,21 @@ def _in(column: str, values: tuple[str, ...], args: list[Any]) -> str:
     return f"{column} IN ({', '.join('?' * len(values))})"
 
 
-def fts_phrase_query(texts: tuple[str, ...]) -> str:
-    """An FTS5 query that ORs the texts, each as a quoted phrase (so no user text is FTS syntax)."""
-    return " OR ".join('"' + text.replace('"', '""') + '"' for text in texts)
+def list_sql(
+    query: WorkQuery, grep: Callable[[tuple[str, ...], list[Any]], tuple[str, str, str]]
+) -> tuple[str, list[Any]]:
+    """The SELECT for a list query, and its parameters (`?` placeholders).
 
-
-def list_sql(query: WorkQuery, fts: bool) -> tuple[str, list[Any]]:
-    """The SELECT for a list query, and its parameters; `fts` when `search` is an FTS5 table here."""
+    `grep(texts, args)` is the backend's: it appends its parameters to `args` and answers the join, the
+    condition and the order that select and rank the works matching any of the texts.
+    """
     where: list[str] = []
     args: list[Any] = []
     joins = ""
     order = "w.updated_at DESC, w.work_id"
     if query.grep:
-        if fts:
-            joins = " JOIN search s ON s.rowid = w.rowid"
-            where.append("search MATCH ?")
-            args.append(fts_phrase_query(query.grep))
-            order = "bm25(search), w.updated_at DESC"
-        else:
-            likes = []
-            for text in query.grep:
-                pattern = "%" + like_escaped(text) + "%"
-                likes.append(
-                    "EXISTS (SELECT 1 FROM search s WHERE s.work_id = w.work_id AND (s.orientation LIKE ? ESCAPE '\\' "
-                    "OR s.notes LIKE ? ESCAPE '\\' OR s.entries LIKE ? ESCAPE '\\' OR s.context LIKE ? ESCAPE '\\'))"
-                )
-                args.extend([pattern] * 4)
-            where.append("(" + " OR ".join(likes) + ")")
+        joins, condition, order = grep(query.grep, args)
+        where.append(condition)
     if query.projects:
         where.append(_in("w.project_key", query.projects, args))
     if query.statuses:

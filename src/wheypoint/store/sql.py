@@ -1,0 +1,286 @@
+"""What the SQL backends share: the reads, the commit algorithm and the head's index rows, written once.
+
+SQLite and PostgreSQL speak the same SQL for everything a store asks, except three things each backend
+says for itself: how a slug part and a `--grep` text are found (an index each dialect has its own of),
+how the head's full-text row is written, and how a transaction starts and locks (SQLite's BEGIN
+IMMEDIATE takes the one write lock; PostgreSQL takes an advisory lock per work). Statements here are
+written with `?` placeholders; a backend whose driver wants another style rewrites them in `_run`.
+
+The commit algorithm, in the caller's transaction, for each write:
+1. a revision with the candidate id already in this work is a replay: answered, nothing written;
+2. the head is read and the base checked against it (model/bases.py): a wrong base is refused;
+3. the kernel's build runs on the head, and its record, receipt and index rows are inserted.
+Because the backend holds the work's write lock from before step 1 to COMMIT, no other writer can move the
+head in between: of N writers racing from one base exactly one passes step 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+from wheypoint.store.rows import Committed, ListedWork, WorkRef
+from wheypoint.store.sqlparts import WORK_COLUMNS, like_escaped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, TypeVar
+
+    from wheypoint.store.rows import Backlink, WorkQuery, Write, WrittenFrom
+
+    T = TypeVar("T")
+
+
+def dumps(value: Any) -> str:
+    """A record or receipt as stored: compact JSON with sorted keys."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def search_texts(record: dict[str, Any]) -> tuple[str, str, str, str]:
+    """What `--grep` searches in a head: its orientation, notes, entry texts (with quotes and rationales), context."""
+    entries = "\n".join(
+        " ".join(filter(None, (e["text"], e.get("quote"), e.get("rationale")))) for e in record["entries"]
+    )
+    return record["orientation"], record["notes"], entries, "\n".join(record["working_context"])
+
+
+class SqlStore:
+    """The reads and writes both SQL backends run the same way; a backend supplies the methods that raise here."""
+
+    def _run(self, sql: str, args: tuple[Any, ...], *, many: bool = False) -> list[tuple[Any, ...]]:
+        """Run one statement (`?` placeholders) on the open connection; its rows. Driver errors become refusals."""
+        raise NotImplementedError
+
+    def _exists(self) -> bool:
+        """Whether there is a store to read (a reader of a store not made yet sees an empty one)."""
+        raise NotImplementedError
+
+    def _transaction(self, work_ids: Sequence[str], body: Callable[[], T]) -> T:
+        """`body` in one write transaction holding the write lock of every work named (and of any it touches)."""
+        raise NotImplementedError
+
+    def _lock(self, work_id: str) -> None:
+        """Take `work_id`'s write lock inside the open transaction (a no-op where the transaction holds all)."""
+
+    def _slug_part_query(self, part: str, scope: str) -> tuple[str, tuple[Any, ...]] | None:
+        """The backend's indexed query for slugs containing `part`, or None to use the LIKE scan."""
+        return None
+
+    def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
+        """Replace the head's full-text row."""
+        raise NotImplementedError
+
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
+        """The join, condition and order that select and rank works matching any grep text."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- reads
+
+    def _one(self, sql: str, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        rows = self._run(sql, args) if self._exists() else []
+        return rows[0] if rows else None
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._run(sql, args) if self._exists() else []
+
+    def _work(self, where: str, args: tuple[Any, ...]) -> WorkRef | None:
+        row = self._one(f"SELECT {WORK_COLUMNS} FROM works w WHERE {where}", args)
+        return WorkRef(*row) if row else None
+
+    def _works(self, sql: str, args: tuple[Any, ...]) -> list[WorkRef]:
+        return [WorkRef(*row) for row in self._rows(sql, args)]
+
+    def work(self, work_id: str) -> WorkRef | None:
+        return self._work("work_id = ?", (work_id,))
+
+    def work_by_slug(self, project_key: str, slug: str) -> WorkRef | None:
+        return self._work("project_key = ? AND slug = ?", (project_key, slug))
+
+    def work_of_revision(self, revision_id: str) -> WorkRef | None:
+        return self._work("work_id = (SELECT work_id FROM revisions WHERE revision_id = ?)", (revision_id,))
+
+    def backlinks(self, work: WorkRef) -> list[Backlink]:
+        from wheypoint.store.rows import Backlink
+
+        # Each spelling that names the work is an equality on the edges index; a bare slug counts only from a
+        # work of the same project, where a slug is unique.
+        named = (
+            work.work_id,
+            f"wheypoint:{work.project_key}/{work.work_id}",
+            f"wheypoint:{work.project_key}/{work.slug}",
+        )
+        rows = self._rows(
+            "SELECT w.work_id, w.project_key, w.slug, g.kind, g.ref FROM edges g JOIN works w ON w.work_id = g.work_id "
+            "WHERE g.work_id != ? AND (g.ref IN (?, ?, ?) OR (g.ref = ? AND w.project_key = ?)) "
+            "ORDER BY w.updated_at DESC, w.work_id, g.kind",
+            (work.work_id, *named, work.slug, work.project_key),
+        )
+        return [Backlink(*row) for row in rows]
+
+    def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
+        if project_key is not None:
+            found = self.work_by_slug(project_key, slug)
+            return [found] if found else []
+        return self._works(
+            f"SELECT {WORK_COLUMNS} FROM works w WHERE slug = ? ORDER BY updated_at DESC, work_id", (slug,)
+        )
+
+    def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        # LIKE 'prefix%' is a range on an index whose order is by code point (SQLite's default; PostgreSQL's
+        # text_pattern_ops), and it means the same in both, whatever the server's collation.
+        scope, args = ("project_key = ? AND ", (project_key,)) if project_key is not None else ("", ())
+        return self._works(
+            f"SELECT {WORK_COLUMNS} FROM works w WHERE {scope}{self._starts_with('slug')} ORDER BY slug LIMIT ?",
+            (*args, *self._prefix_args(prefix), limit),
+        )
+
+    def _starts_with(self, column: str) -> str:
+        """A condition on `column` starting with the text `_prefix_args` gives, using the column's index."""
+        return f"{column} LIKE ? ESCAPE '\\'"
+
+    def _prefix_args(self, prefix: str) -> tuple[Any, ...]:
+        return (like_escaped(prefix) + "%",)
+
+    def works_with_slug_part(self, part: str, project_key: str | None, limit: int) -> list[WorkRef]:
+        scope, args = (" AND w.project_key = ?", (project_key,)) if project_key is not None else ("", ())
+        indexed = self._slug_part_query(part, scope)
+        if indexed is not None:
+            sql, index_args = indexed
+            return self._works(sql, (*index_args, *args, limit))
+        pattern = "%" + like_escaped(part) + "%"
+        return self._works(
+            f"SELECT {WORK_COLUMNS} FROM works w WHERE w.slug LIKE ? ESCAPE '\\'{scope} ORDER BY w.slug LIMIT ?",
+            (pattern, *args, limit),
+        )
+
+    def list_works(self, query: WorkQuery) -> list[ListedWork]:
+        if not self._exists():
+            return []
+        from wheypoint.store.listsql import list_sql
+
+        sql, args = list_sql(query, self._list_grep)
+        return [ListedWork(*row) for row in self._rows(sql, tuple(args))]
+
+    def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
+        if revision_id is None:
+            row = self._one(
+                "SELECT r.record_json FROM works w JOIN revisions r ON r.revision_id = w.head_revision_id "
+                "WHERE w.work_id = ?",
+                (work_id,),
+            )
+        else:
+            row = self._one(
+                "SELECT record_json FROM revisions WHERE revision_id = ? AND work_id = ?", (revision_id, work_id)
+            )
+        return json.loads(row[0]) if row else None
+
+    def revisions(self, work_id: str) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
+        return [json.loads(row[0]) for row in rows]
+
+    # ---------------------------------------------------------------- writes
+
+    def commit(
+        self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Any,
+        written_from: WrittenFrom | None = None,
+    ) -> Committed:  # fmt: skip
+        from wheypoint.store.rows import Write
+
+        return self.commit_many([Write(work_id, base_revision_id, candidate_revision_id, build, written_from)])[0]
+
+    def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
+        return self._transaction([w.work_id for w in writes], lambda: [self._commit_locked(w) for w in writes])
+
+    def commit_stream(self, writes: Iterable[Write]) -> tuple[int, int]:
+        def run() -> tuple[int, int]:
+            written = replayed = 0
+            for write in writes:
+                self._lock(write.work_id)
+                if self._commit_locked(write).replayed:
+                    replayed += 1
+                else:
+                    written += 1
+            return written, replayed
+
+        return self._transaction([], run)
+
+    def _commit_locked(self, write: Write) -> Committed:
+        """Steps 1-3 of the module's algorithm, for one write, inside the open transaction."""
+        work_id, base, candidate = write.work_id, write.base_revision_id, write.candidate_revision_id
+        replay = self._run(
+            "SELECT record_json, revision_json FROM revisions WHERE revision_id = ? AND work_id = ?",
+            (candidate, work_id),
+        )
+        if replay:
+            return Committed(json.loads(replay[0][0]), json.loads(replay[0][1]), replayed=True, warnings=[])
+        from wheypoint.model.bases import base_refusal  # only writes need the rule
+
+        head = self.record(work_id)
+        refused = base_refusal(
+            work_id, head["revision_id"] if head else None, base,
+            lambda named: bool(self._run("SELECT 1 FROM revisions WHERE revision_id = ? AND work_id = ?",
+                                         (named, work_id))),
+        )  # fmt: skip
+        if refused is not None:
+            raise refused
+        outcome = write.build(head)
+        record, revision = outcome.record, outcome.revision
+        self._insert_revision(record, revision, write)
+        return Committed(record, revision, replayed=False, warnings=outcome.warnings)
+
+    def _insert_revision(self, record: dict[str, Any], revision: dict[str, Any], write: Write) -> None:
+        """The revision's row, its head's rows and its provenance; the caller's transaction makes them one."""
+        self._run(
+            "INSERT INTO revisions (revision_id, work_id, number, parent_revision_id, captured_at, record_digest, "
+            "record_json, revision_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (revision["revision_id"], write.work_id, revision["revision_number"], revision["parent_revision_id"],
+             revision["captured_at"], record["record_digest"], dumps(record), dumps(revision)),
+        )  # fmt: skip
+        self._write_head(record, write.written_from)
+        if write.imported_from is not None:
+            origin = write.imported_from
+            self._run(
+                "INSERT INTO imports (revision_id, work_id, bundle_digest, source, imported_at) VALUES (?, ?, ?, ?, ?)",
+                (revision["revision_id"], write.work_id, origin.bundle_digest, origin.source, origin.imported_at),
+            )
+
+    def _write_head(self, record: dict[str, Any], written_from: WrittenFrom | None) -> None:
+        """Point the work at `record`, its new head, and rebuild the head's rows of every query table.
+
+        They are derived from the head record alone (plus where it was written from) and rewritten inside the
+        commit's transaction, so they can never describe any revision but the head. `written_from` (the
+        checkout and note folder of the process that wrote it) replaces the last writer's; None (a caller that
+        does not say, such as an import) leaves them as they were.
+        """
+        from wheypoint.model.derived import GATING_KINDS  # here: only writes need the model's derivations
+
+        work_id = record["work_id"]
+        said = written_from is not None
+        self._run(
+            "INSERT INTO works (work_id, project_key, slug, head_revision_id, head_number, status, gated, next_move, "
+            "orientation, created_at, updated_at, checkout, note_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (work_id) DO UPDATE SET head_revision_id = excluded.head_revision_id, "
+            "head_number = excluded.head_number, status = excluded.status, gated = excluded.gated, "
+            "next_move = excluded.next_move, orientation = excluded.orientation, updated_at = excluded.updated_at, "
+            "checkout = CASE WHEN ? THEN excluded.checkout ELSE works.checkout END, "
+            "note_dir = CASE WHEN ? THEN excluded.note_dir ELSE works.note_dir END",
+            (work_id, record["project_key"], record["slug"], record["revision_id"], record["revision_number"],
+             record["status"], int(record["status"] != "ok"), record["next"].get("move") or "list",
+             record["orientation"], record["created_at"], record["updated_at"],
+             written_from.checkout if written_from else None, written_from.note_dir if written_from else None,
+             said, said),
+        )  # fmt: skip
+        for table in ("entries", "edges", "artifact_links"):
+            self._run(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
+        entries = [(work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS),
+                    e.get("owner")) for e in record["entries"]]  # fmt: skip
+        if entries:
+            self._run("INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
+                      tuple(entries), many=True)  # fmt: skip
+        edges = [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]]
+        if edges:
+            self._run("INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)", tuple(edges), many=True)
+        links = [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]]
+        if links:
+            self._run("INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)", tuple(links), many=True)
+        self._write_search(work_id, record)
