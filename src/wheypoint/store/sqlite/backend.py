@@ -146,6 +146,24 @@ def _refuse_a_file_for_a_folder(path: str) -> None:
         raise Refusal("storage-error", f"cannot use the store at {path}: {folder} is a file, not a folder")
 
 
+def _make_private_folders(folder: str) -> None:
+    """Make `folder` and every missing folder above it, each readable by this user only (os.makedirs gives the
+    mode to the last one alone): the store holds the user's words, so no folder made for it shows them to others."""
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o700)
+        except FileExistsError:  # made by a concurrent first opener meanwhile
+            if not os.path.isdir(made):
+                raise
+
+
 def _rollback(conn: sqlite3.Connection) -> None:
     """End the open transaction, if SQLite has not ended it already; the error being raised matters more."""
     if conn.in_transaction:
@@ -180,7 +198,7 @@ class SqliteStore(SqlStore):
         store = cls(None, path, writer=create)
         try:
             if create and os.path.dirname(path):
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                _make_private_folders(os.path.dirname(path))
             store._conn = _connect(path, read_only=not create, durable=durable)
             try:
                 found = version(store._conn)

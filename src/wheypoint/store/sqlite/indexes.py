@@ -41,7 +41,7 @@ def grep(features: Features, texts: tuple[str, ...], args: list[Any]) -> tuple[s
     """`--grep`: through the FTS5 index ranked by bm25, else a LIKE scan of the search table, newest first."""
     if features.fts5_search:
         args.append(fts_phrase_query(texts))
-        return " JOIN search s ON s.rowid = w.rowid", "search MATCH ?", "bm25(search), w.updated_at DESC"
+        return " JOIN search s ON s.rowid = w.rowid", "search MATCH ?", "bm25(search), w.updated_at DESC, w.work_id"
     likes = []
     for text in texts:
         pattern = "%" + like_escaped(text) + "%"

@@ -1,0 +1,292 @@
+"""The Store contract, one suite run on both backends: compare-and-set, replay, atomicity, lookups and refusals."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import BACKENDS
+from test_store import Outcome, outcome
+from wheypoint.model.errors import Refusal
+from wheypoint.store import open_store
+from wheypoint.store.base import Store
+from wheypoint.store.rows import Committed, WorkQuery, Write
+
+
+@pytest.fixture(params=BACKENDS)
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a store lives: a SQLite file not made yet, or a fresh empty PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.sqlite3")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def is_postgres(location: str) -> bool:
+    return location.startswith("postgresql://")
+
+
+def raw(location: str, *statements: str) -> None:
+    """Run statements on the store with the driver alone, bypassing wheypoint (to break or hold it)."""
+    if is_postgres(location):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as conn:
+            for sql in statements:
+                conn.execute(sql)  # type: ignore[arg-type]
+        return
+    conn = sqlite3.connect(location, isolation_level=None)
+    try:
+        for sql in statements:
+            conn.execute(sql)
+    finally:
+        conn.close()
+
+
+def write(store: Store, work_id: str, number: int, parent: str | None, slug: str | None = None,
+          project: str = "proj") -> Committed:  # fmt: skip
+    def build(head: dict[str, Any] | None) -> Outcome:
+        made = outcome(work_id, number, parent, slug)
+        made.record["project_key"] = project
+        return made
+
+    return store.commit(work_id, parent, f"rev-{work_id}-{number}", build)
+
+
+@pytest.fixture
+def store(location: str) -> Iterator[Store]:
+    opened = open_store(location, create=True)
+    yield opened
+    opened.close()
+
+
+def seed(store: Store, works: int = 3) -> None:
+    for w in range(works):
+        write(store, f"w{w}", 1, None)
+
+
+# --- compare-and-set, replay, atomicity ----------------------------------------------------------------------------
+
+
+def test_a_write_names_its_base_and_a_wrong_one_is_refused_naming_the_head(store: Store) -> None:
+    write(store, "w0", 1, None)
+    with pytest.raises(Refusal) as refused:
+        store.commit("w0", None, "rev-w0-2", lambda head: outcome("w0", 2, None))
+    assert refused.value.code == "base-revision-required" and refused.value.details["head_revision_id"] == "rev-w0-1"
+    write(store, "w0", 2, "rev-w0-1")
+    with pytest.raises(Refusal) as refused:
+        store.commit("w0", "rev-w0-1", "rev-w0-3", lambda head: outcome("w0", 3, "rev-w0-1"))
+    assert refused.value.code == "stale-parent" and refused.value.details["head_revision_id"] == "rev-w0-2"
+    with pytest.raises(Refusal) as refused:
+        store.commit("w0", "rev-elsewhere", "rev-w0-3", lambda head: outcome("w0", 3, "rev-elsewhere"))
+    assert refused.value.code == "unknown-base"
+    assert [r["revision_id"] for r in store.revisions("w0")] == ["rev-w0-1", "rev-w0-2"]
+
+
+def test_a_replay_is_answered_with_the_stored_revision_and_writes_nothing(store: Store) -> None:
+    first = write(store, "w0", 1, None)
+    calls: list[int] = []
+
+    def build(head: dict[str, Any] | None) -> Outcome:
+        calls.append(1)
+        return outcome("w0", 1, None)
+
+    again = store.commit("w0", None, "rev-w0-1", build)
+    assert again.replayed is True and calls == [] and again.record == first.record and again.revision == first.revision
+    assert len(store.revisions("w0")) == 1
+
+
+def test_a_failed_write_leaves_nothing_and_the_connection_writes_again(store: Store) -> None:
+    seed(store)
+    with pytest.raises(Refusal) as refused:  # a second work with a slug its project already has
+        write(store, "w9", 1, None, slug="retry-w0")
+    assert refused.value.code == "storage-error"
+
+    def refuse(head: dict[str, Any] | None) -> Outcome:
+        raise Refusal("invalid-intent", "no")
+
+    with pytest.raises(Refusal) as refused:
+        store.commit("w0", "rev-w0-1", "rev-w0-2", refuse)
+    assert refused.value.code == "invalid-intent"
+    assert store.work("w9") is None and [r["revision_id"] for r in store.revisions("w0")] == ["rev-w0-1"]
+    assert write(store, "w0", 2, "rev-w0-1").replayed is False
+    assert store.work("w0").head_revision_id == "rev-w0-2"  # type: ignore[union-attr]
+
+
+def test_commit_many_stores_every_write_or_none(store: Store) -> None:
+    """A fork's two revisions: a refusal (or a failure) in the second leaves the first unwritten too."""
+    write(store, "parent", 1, None)
+
+    def refuse(head: dict[str, Any] | None) -> Any:
+        raise Refusal("invalid-fork", "the second half is wrong")
+
+    child = Write("child", None, "rev-child-1", lambda head: outcome("child", 1, None))
+    with pytest.raises(Refusal, match="second half"):
+        store.commit_many([child, Write("parent", "rev-parent-1", "rev-parent-2", refuse)])
+    assert store.work("child") is None and store.work("parent").head_number == 1  # type: ignore[union-attr]
+    stale = Write("parent", "rev-parent-0", "rev-parent-2", lambda head: outcome("parent", 2, "rev-parent-1"))
+    with pytest.raises(Refusal) as refused:
+        store.commit_many([child, stale])
+    assert refused.value.code == "unknown-base" and store.work("child") is None
+    done = store.commit_many([child, Write("parent", "rev-parent-1", "rev-parent-2",
+                                           lambda head: outcome("parent", 2, "rev-parent-1"))])  # fmt: skip
+    assert [c.replayed for c in done] == [False, False]
+    assert store.work("child").head_number == 1 and store.work("parent").head_number == 2  # type: ignore[union-attr]
+    assert write(store, "parent", 3, "rev-parent-2").record["revision_number"] == 3  # still writes after refusals
+
+
+def test_commit_stream_writes_all_or_none_and_counts_replays(store: Store) -> None:
+    writes = [Write(f"s{n}", None, f"rev-s{n}-1", lambda head, n=n: outcome(f"s{n}", 1, None)) for n in range(5)]
+    assert store.commit_stream(iter(writes)) == (5, 0)
+    assert store.commit_stream(iter(writes)) == (0, 5)
+
+    def broken() -> Iterator[Write]:
+        yield Write("t0", None, "rev-t0-1", lambda head: outcome("t0", 1, None))
+        raise Refusal("bundle-malformed", "cut short")
+
+    with pytest.raises(Refusal, match="cut short"):
+        store.commit_stream(broken())
+    assert store.work("t0") is None
+
+
+# --- lookups -------------------------------------------------------------------------------------------------------
+
+
+def test_an_exact_slug_is_matched_in_every_project_or_in_one(store: Store) -> None:
+    write(store, "a1", 1, None, slug="shared-name", project="alpha")
+    write(store, "b1", 1, None, slug="shared-name", project="beta")
+    assert {w.work_id for w in store.works_with_slug("shared-name", None)} == {"a1", "b1"}
+    assert [w.work_id for w in store.works_with_slug("shared-name", "beta")] == ["b1"]
+    assert store.works_with_slug("shared", None) == [] and store.works_with_slug("shared-name", "gamma") == []
+
+
+def test_a_prefix_stays_inside_the_project_asked_and_is_literal(store: Store) -> None:
+    write(store, "a1", 1, None, slug="retry-backoff", project="alpha")
+    write(store, "b1", 1, None, slug="retry-jitter", project="beta")
+    write(store, "b2", 1, None, slug="retry_x", project="beta")
+    assert [w.work_id for w in store.works_with_slug_prefix("retry", "alpha", 10)] == ["a1"]
+    assert [w.work_id for w in store.works_with_slug_prefix("retry", None, 10)] == ["a1", "b1", "b2"]
+    assert [w.work_id for w in store.works_with_slug_prefix("retry_", None, 10)] == ["b2"]  # `_` is no wildcard
+    assert [w.work_id for w in store.works_with_slug_prefix("retry", None, 2)] == ["a1", "b1"]
+
+
+@pytest.mark.parametrize("part", ["j", "ji", "jit", "y-j"])
+def test_a_slug_part_of_any_length_is_found_by_index_or_scan(store: Store, part: str) -> None:
+    write(store, "a1", 1, None, slug="retry-backoff", project="alpha")
+    write(store, "b1", 1, None, slug="retry-jitter", project="beta")
+    write(store, "b2", 1, None, slug="jumbo%x", project="beta")
+    found = [w.work_id for w in store.works_with_slug_part(part, None, 10)]
+    assert found == (["b2", "b1"] if part == "j" else ["b1"])
+    assert store.works_with_slug_part(part, "alpha", 10) == []
+    assert [w.work_id for w in store.works_with_slug_part("%", None, 10)] == ["b2"]  # `%` is no wildcard
+
+
+def test_list_filters_and_grep_rank(store: Store) -> None:
+    seed(store)
+    assert [w.work_id for w in store.list_works(WorkQuery(grep=("backoff",), limit=10))] == [
+        "w0",
+        "w1",
+        "w2",
+    ]  # equal rank and time: by id
+    assert store.list_works(WorkQuery(grep=("nothing-like-this",))) == []
+    assert store.list_works(WorkQuery(projects=("proj",), owners=("ann",))) == []
+    write(store, "w1", 2, "rev-w1-1")  # the newest head comes first
+    decided = WorkQuery(projects=("proj",), entry_kinds=("decision",), entry_states=("active",))
+    assert [w.work_id for w in store.list_works(decided)] == ["w1", "w0", "w2"]
+    assert [w.work_id for w in store.list_works(WorkQuery(linked_to=("a.py",), limit=2))] == ["w1", "w0"]
+    assert store.list_works(WorkQuery(projects=("other",))) == []
+
+
+def test_a_store_not_made_yet_reads_as_empty(location: str) -> None:
+    store = open_store(location, create=False)
+    try:
+        assert store.work("w0") is None and store.record("w0") is None and store.revisions("w0") == []
+        assert store.works_with_slug("x", None) == [] and store.works_with_slug_prefix("x", None, 5) == []
+        assert store.works_with_slug_part("xyz", None, 5) == [] and store.list_works(WorkQuery(grep=("x",))) == []
+    finally:
+        store.close()
+    if not is_postgres(location):
+        assert not Path(location).exists()
+
+
+# --- refusals ------------------------------------------------------------------------------------------------------
+
+_READS: dict[str, Callable[[Store], Any]] = {
+    "work": lambda s: s.work("w0"),
+    "work_by_slug": lambda s: s.work_by_slug("proj", "retry-w0"),
+    "work_of_revision": lambda s: s.work_of_revision("rev-w0-1"),
+    "record": lambda s: s.record("w0"),
+    "record at a revision": lambda s: s.record("w0", "rev-w0-1"),
+    "revisions": lambda s: s.revisions("w0"),
+    "works_with_slug": lambda s: s.works_with_slug("retry-w0", None),
+    "works_with_slug_prefix": lambda s: s.works_with_slug_prefix("retry", None, 5),
+    "works_with_slug_part": lambda s: s.works_with_slug_part("etry", None, 5),
+    "works_with_slug_part, short": lambda s: s.works_with_slug_part("et", "proj", 5),
+    "list_works": lambda s: s.list_works(WorkQuery(grep=("backoff",))),
+    "list_works, filters": lambda s: s.list_works(WorkQuery(projects=("proj",), owners=("ann",))),
+}
+
+
+def test_every_driver_error_is_a_storage_error_naming_the_store(location: str) -> None:
+    seeding = open_store(location, create=True)
+    seed(seeding)
+    seeding.close()
+    raw(
+        location,
+        *(f"DROP TABLE {t}{' CASCADE' if is_postgres(location) else ''}" for t in ("works", "revisions", "search")),
+    )
+    for create in (False, True):
+        store = open_store(location, create=create)
+        calls = dict(_READS, commit=lambda s: write(s, "w9", 1, None)) if create else _READS
+        for name, call in calls.items():
+            with pytest.raises(Refusal) as refused:
+                call(store)
+            assert refused.value.code == "storage-error", name
+            shown = location.split("@")[-1] if is_postgres(location) else location
+            assert shown in refused.value.message and ("works" in refused.value.message
+                                                       or "revisions" in refused.value.message), name  # fmt: skip
+        store.close()
+
+
+def test_a_lock_held_past_the_timeout_is_store_busy_and_the_write_then_lands(
+    location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wheypoint.store.sqlite import backend
+
+    monkeypatch.setattr(backend, "BUSY_TIMEOUT_MS", 50)
+    if is_postgres(location):
+        location += "?options=-c%20lock_timeout%3D100"  # the URL's own settings win over the default 15 s
+    store = open_store(location, create=True)
+    seed(store)
+    holder = hold_write_lock(location, "w0")
+    try:
+        with pytest.raises(Refusal) as refused:
+            write(store, "w0", 2, "rev-w0-1")
+        assert refused.value.code == "store-busy"
+    finally:
+        holder()
+    assert write(store, "w0", 2, "rev-w0-1").revision["revision_id"] == "rev-w0-2"
+    store.close()
+
+
+def hold_write_lock(location: str, work_id: str) -> Callable[[], None]:
+    """Take the lock a writer of `work_id` needs, from another connection; answers the function that frees it."""
+    if is_postgres(location):
+        import psycopg
+
+        from wheypoint.store.postgres.backend import WORK_LOCK
+
+        conn = psycopg.connect(location.partition("?")[0])
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (WORK_LOCK, work_id))
+    else:
+        conn = sqlite3.connect(location, isolation_level=None)  # type: ignore[assignment]
+        conn.execute("BEGIN IMMEDIATE")
+
+    def free() -> None:
+        conn.rollback()
+        conn.close()
+
+    return free
