@@ -47,6 +47,9 @@ def search_texts(record: dict[str, Any]) -> tuple[str, str, str, str]:
 class SqlStore:
     """The reads and writes both SQL backends run the same way; a backend supplies the methods that raise here."""
 
+    # The LIKE that ignores ASCII case, as a slug part is matched (slugs are lowercase; a typed part may not be).
+    like_any_case = "LIKE"
+
     def _run(self, sql: str, args: tuple[Any, ...], *, many: bool = False) -> list[tuple[Any, ...]]:
         """Run one statement (`?` placeholders) on the open connection; its rows. Driver errors become refusals."""
         raise NotImplementedError
@@ -149,7 +152,8 @@ class SqlStore:
             return self._works(sql, (*index_args, *args, limit))
         pattern = "%" + like_escaped(part) + "%"
         return self._works(
-            f"SELECT {WORK_COLUMNS} FROM works w WHERE w.slug LIKE ? ESCAPE '\\'{scope} ORDER BY w.slug LIMIT ?",
+            f"SELECT {WORK_COLUMNS} FROM works w WHERE w.slug {self.like_any_case} ? ESCAPE '\\'{scope} "
+            "ORDER BY w.slug LIMIT ?",
             (pattern, *args, limit),
         )
 

@@ -59,6 +59,8 @@ def _driver_sql(sql: str) -> str:
 class PostgresStore(SqlStore):
     """A wheypoint store in a PostgreSQL database (the reads and the commit algorithm are sql.SqlStore's)."""
 
+    like_any_case = "ILIKE"  # SQLite's LIKE ignores ASCII case; PostgreSQL's does not (pg_trgm serves both)
+
     def __init__(self, conn: Any, url: str) -> None:
         self._conn = conn
         self.url = url
