@@ -1,0 +1,158 @@
+"""The team store's own facts: credentials, passwords never shown, timeouts, a server lost mid-write, the driver."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from conftest import BASE_PYTHON, Runner, make_repo
+
+FIRST = ["checkpoint", "retry-backoff", "--orientation", "Backoff, designed.", "--next", "hold", "--no-note",
+         "--decision", "Cap at 30 s.", "--rationale", "The gateway drops idle sockets."]  # fmt: skip
+
+
+@pytest.fixture
+def store_url(postgres_url: str) -> str:
+    """Every CLI call of this module runs on a fresh PostgreSQL database."""
+    return postgres_url
+
+
+def without_password(url: str) -> tuple[str, str]:
+    """The URL with its password taken out, and the password."""
+    parts = urlsplit(url)
+    assert parts.password
+    return url.replace(f":{parts.password}@", "@"), parts.password
+
+
+def test_credentials_from_pgpassword_or_pgpass_and_never_shown(wp: Runner, store_url: str, tmp_path: Path) -> None:
+    bare, password = without_password(store_url)
+    assert wp(*FIRST, env={"WHEYPOINT_STORE": bare, "PGPASSWORD": password}).code == 0
+    parts = urlsplit(store_url)
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"{parts.hostname}:{parts.port}:*:{parts.username}:{password}\n")
+    pgpass.chmod(0o600)
+    shown = wp("show", "retry-backoff", env={"WHEYPOINT_STORE": bare, "PGPASSFILE": str(pgpass)})
+    assert shown.code == 0 and shown.json["record"]["slug"] == "retry-backoff"
+    wrong = store_url.replace(f":{password}@", ":not-the-password-x9@")
+    refused = wp("show", "retry-backoff", env={"WHEYPOINT_STORE": wrong})
+    assert refused.code == 1 and refused.json["error"]["code"] == "storage-error"
+    assert "not-the-password-x9" not in refused.stdout + refused.stderr
+    assert f"{parts.username}:***@" in refused.json["error"]["message"]
+
+
+def test_the_pyz_on_a_bare_python_says_what_to_install(pyz: Path, store_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    done = subprocess.run([BASE_PYTHON, "-I", str(pyz), "list"], env={**env, "WHEYPOINT_STORE": store_url},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 1 and '"store-driver-missing"' in done.stdout, done.stdout + done.stderr
+    assert "wheypoint[postgres]" in done.stdout and without_password(store_url)[1] not in done.stdout
+
+
+def test_a_server_that_never_answers_is_refused_after_the_connect_timeout(wp: Runner, tmp_path: Path) -> None:
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections and never says a word
+    try:
+        url = f"postgresql://wp:hidden-pw@127.0.0.1:{silent.getsockname()[1]}/wp?connect_timeout=1"
+        started = time.monotonic()
+        done = wp("list", env={"WHEYPOINT_STORE": url})
+        if "store-driver-missing" in done.stdout:
+            return  # the pyz under a bare python: refused before connecting (the test above)
+        assert done.code == 1 and done.json["error"]["code"] == "storage-error", done.stdout
+        assert time.monotonic() - started < 30 and "hidden-pw" not in done.stdout + done.stderr
+    finally:
+        silent.close()
+
+
+def test_a_writer_whose_server_goes_away_mid_write_is_refused_and_the_head_is_whole(
+    store_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from wheypoint.store import open_store
+    from wheypoint.store.postgres.backend import WORK_LOCK
+
+    repo = make_repo(tmp_path / "shop")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    env.update(WHEYPOINT_STORE=store_url, WHEYPOINT_HOME=str(tmp_path / "home"))
+    first = subprocess.run([sys.executable, "-m", "wheypoint", *FIRST], cwd=repo, env=env, capture_output=True,
+                           text=True, timeout=60, check=True)  # fmt: skip
+    import json
+
+    reply = json.loads(first.stdout)
+    work_id, base = reply["work_id"], reply["revision_id"]
+    holder = psycopg.connect(store_url)  # holds the work's lock, so the writer waits inside its transaction
+    holder.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (WORK_LOCK, work_id))
+    writer = subprocess.Popen([sys.executable, "-m", "wheypoint", "checkpoint", "retry-backoff", "--base", base,
+                               "--decision", "Retry twice.", "--rationale", "Flaky links.", "--no-note"],
+                              cwd=repo, env=env, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        with psycopg.connect(store_url, autocommit=True) as admin:
+            deadline = time.monotonic() + 30
+            pids: list[tuple[int]] = []
+            while not pids and time.monotonic() < deadline:
+                pids = admin.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'wheypoint' "
+                                     "AND wait_event_type = 'Lock'").fetchall()  # fmt: skip
+                time.sleep(0.05)
+            assert pids, "the writer never waited for the lock"
+            admin.execute("SELECT pg_terminate_backend(%s)", pids[0])  # the server drops the writer's session
+        out, _ = writer.communicate(timeout=60)
+    finally:
+        holder.rollback()
+        holder.close()
+        if writer.poll() is None:
+            writer.kill()
+    assert writer.returncode == 1 and json.loads(out)["error"]["code"] == "storage-error", out
+    store = open_store(store_url, create=False)
+    try:
+        assert store.work(work_id).head_revision_id == base  # type: ignore[union-attr]
+        assert [r["revision_id"] for r in store.revisions(work_id)] == [base]
+    finally:
+        store.close()
+    again = subprocess.run([sys.executable, "-m", "wheypoint", "checkpoint", "retry-backoff", "--base", base,
+                            "--decision", "Retry twice.", "--rationale", "Flaky links.", "--no-note"],
+                           cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert again.returncode == 0, again.stdout
+
+
+def test_a_schema_newer_than_the_runtime_is_refused(wp: Runner, store_url: str) -> None:
+    import psycopg
+
+    assert wp(*FIRST).code == 0
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        conn.execute("UPDATE wheypoint_schema SET version = version + 1")
+    for args in (["list"], FIRST):
+        done = wp(*args)
+        assert done.code == 1 and done.json["error"]["code"] == "runtime-behind", done.stdout
+
+
+def test_first_openers_of_an_empty_database_migrate_it_once(store_url: str) -> None:
+    from wheypoint.store import open_store
+    from wheypoint.store.postgres.migrations import SCHEMA_VERSION
+
+    errors: list[BaseException] = []
+
+    def open_and_close() -> None:
+        try:
+            open_store(store_url, create=True).close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    import psycopg
+
+    with psycopg.connect(store_url) as conn:
+        assert conn.execute("SELECT version FROM wheypoint_schema").fetchall() == [(SCHEMA_VERSION,)]
