@@ -38,6 +38,7 @@ SUBCOMMANDS = {
     "handoff": {"render", "parse", "dispatch"},
     "hooks": {"install", "uninstall", "status"},
     "hook": {"PreCompact", "PreCompress", "SessionStart", "Stop", "UserPromptSubmit"},
+    "store": {"copy"},
 }
 # Commands whose lines are checked for vocabulary but never run here, and why.
 NOT_RUN = {
@@ -118,9 +119,16 @@ def is_synopsis(line: str) -> bool:
     return any(mark in bare for mark in ("<", "[", "|")) or bare.endswith("...") or " ... " in bare
 
 
+def without_global_options(words: list[str]) -> list[str]:
+    """The words of `wheypoint [--store STORE] <command> ...` without the options that go before the command."""
+    while len(words) > 1 and (words[1] == "--store" or words[1].startswith("--store=")):
+        words = words[:1] + words[(3 if words[1] == "--store" else 2) :]
+    return words
+
+
 def vocabulary_problems(where: str, line: str) -> list[str]:
     """What is wrong with a documented line's command and flags; empty when everything named exists."""
-    words = line.replace("[", " [ ").replace("]", " ] ").replace("|", " | ").split()
+    words = without_global_options(line.replace("[", " [ ").replace("]", " ] ").replace("|", " | ").split())
     problems = []
     name = words[1]
     command = BY_NAME.get(name)
@@ -158,7 +166,7 @@ def run_lines(
     failures = []
     for where, line in lines:
         words = shlex.split(line)
-        if is_synopsis(line) or words[1] in NOT_RUN:
+        if is_synopsis(line) or without_global_options(words)[1] in NOT_RUN:
             continue
         if "REV" in words:
             if words[2] not in revisions:

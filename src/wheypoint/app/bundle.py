@@ -69,14 +69,14 @@ def export_bundle(ctx: Context, ref: str | None, out: str | None, *, all_works: 
         target = os.path.abspath(out or f"{name}.bundle.json")
         omitted = {key: 0 for key in OMITTABLE if not {"operator_directives": include_operator,
                                                         "local_references": include_local}[key]}  # fmt: skip
-        revisions = _write_bundle(store, work_ids, target, omitted, include_operator, include_local)
+        revisions = write_bundle(store, work_ids, target, omitted, include_operator, include_local)
     finally:
         store.close()
     return {"path": target, "bundle_digest": revisions[1], "works": len(work_ids), "revisions": revisions[0],
             "omitted": omitted}  # fmt: skip
 
 
-def _write_bundle(store: Store, work_ids: list[str], target: str, omitted: dict[str, int], operator: bool,
+def write_bundle(store: Store, work_ids: list[str], target: str, omitted: dict[str, int], operator: bool,
                   local: bool) -> tuple[int, str]:  # fmt: skip
     folder = os.path.dirname(target)
     works_file = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.works")
@@ -87,12 +87,16 @@ def _write_bundle(store: Store, work_ids: list[str], target: str, omitted: dict[
         with open(works_file, "w", encoding="utf-8", newline="") as works:
             for index, work_id in enumerate(work_ids):
                 pairs = []
+                authors = store.authors(work_id)
                 for receipt in store.revisions(work_id):
                     record = store.record(work_id, receipt["revision_id"])
                     if record is None:
                         raise Refusal("store-inconsistent", f"{work_id} lists {receipt['revision_id']} without it")
                     record, receipt = redact(record, receipt, operator=operator, local=local, left_out=left_out)
-                    pairs.append({"record": record, "revision": receipt})
+                    pair: dict[str, Any] = {"record": record, "revision": receipt}
+                    if authors.get(receipt["revision_id"]):
+                        pair["author"] = authors[receipt["revision_id"]]  # who wrote it, beside what the digests cover
+                    pairs.append(pair)
                 total += len(pairs)
                 first = pairs[0]["record"]
                 works.write(("," if index else "") + canonical_text({"revisions": pairs, "slug": first["slug"],
@@ -325,9 +329,9 @@ def _work_writes(store: Store, work: dict[str, Any], origin: Any, touched: list[
                                        "store_head": stored[-1]["revision_id"],
                                        "bundle_head": work["revisions"][-1]["record"]["revision_id"]})  # fmt: skip
         else:
-            yield Write(
-                work_id, parent, record["revision_id"], _stored(Outcome(record, receipt, [])), imported_from=origin
-            )
+            author = pair.get("author") if isinstance(pair.get("author"), str) else None
+            yield Write(work_id, parent, record["revision_id"], _stored(Outcome(record, receipt, [])),
+                        imported_from=origin, author=author or None)  # fmt: skip
             wrote = True
         parent = record["revision_id"]
     if wrote:

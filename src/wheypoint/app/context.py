@@ -65,6 +65,27 @@ class Context:
 
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
+    def author(self) -> str | None:
+        """Who writes from here: `$WHEYPOINT_AUTHOR`, else git's user.email for this folder, else the OS user."""
+        named = self.environ.get("WHEYPOINT_AUTHOR", "").strip()
+        if named:
+            return named
+        from wheypoint.app.gitrun import run_git
+
+        done = run_git(["config", "--get", "user.email"], self.cwd)  # also outside a checkout: the global one
+        email = done[1].decode("utf-8", errors="replace").strip() if done and done[0] == 0 else ""
+        if email:
+            return email
+        user = self.environ.get("USER") or self.environ.get("LOGNAME") or self.environ.get("USERNAME")
+        if user:
+            return user
+        try:
+            import pwd
+
+            return pwd.getpwuid(os.getuid()).pw_name
+        except (ImportError, KeyError, AttributeError):
+            return None
+
     def session(self) -> dict[str, str] | None:
         value = self.environ.get("WHEYPOINT_SESSION", "")
         harness, _, session_id = value.partition(":")
@@ -117,7 +138,8 @@ def written_from(ctx: Context, options: NoteOptions) -> WrittenFrom:
     from wheypoint.store.rows import WrittenFrom  # only writes need it; `turns` never loads the store
 
     checkout = ctx.checkout
-    return WrittenFrom(checkout.toplevel if checkout else None, None if options.no_note else note_dir_for(ctx, options))
+    note_dir = None if options.no_note else note_dir_for(ctx, options)
+    return WrittenFrom(checkout.toplevel if checkout else None, note_dir, ctx.author())
 
 
 class Place(Record):

@@ -66,6 +66,7 @@ def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int
         edge_kinds=tuple(options.get("edge_kind") or ()),
         linked_to=tuple(options.get("linked_to") or ()),
         forked_from=tuple(options.get("forked_from") or ()),
+        authors=tuple(options.get("author") or ()),
         since=options.get("since"),
         limit=limit,
     )
@@ -74,7 +75,7 @@ def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int
 def _store_only(query: WorkQuery) -> bool:
     """Filters only a store record can satisfy (legacy notes have no entries, edges or links)."""
     return bool(query.entry_kinds or query.entry_states or query.owners or query.edge_kinds or query.linked_to
-                or query.forked_from or query.since)  # fmt: skip
+                or query.forked_from or query.authors or query.since)  # fmt: skip
 
 
 def _legacy_rows(ctx: Context, query: WorkQuery) -> list[dict[str, Any]]:

@@ -45,6 +45,7 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
         work = find_work(store, ref, ctx.project_key())
         revisions = store.revisions(work.work_id)
         records = [store.record(work.work_id, revision["revision_id"]) or {} for revision in revisions]
+        authors = store.authors(work.work_id)
     finally:
         store.close()
     texts = {e["id"]: e for e in (records[-1] if records else {}).get("entries", [])}
@@ -55,6 +56,7 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
             "revision_id": revision["revision_id"],
             "parent_revision_id": revision["parent_revision_id"],
             "captured_at": revision["captured_at"],
+            "author": authors.get(revision["revision_id"]),
             "record_digest": revision["record_digest"],
             "added": [{"id": i, "kind": texts[i]["kind"], "text": texts[i]["text"]} for i in revision["added"]],
             "transitioned": revision["transitioned"],

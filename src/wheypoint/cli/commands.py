@@ -58,6 +58,12 @@ FILTERS = (
     Option("--entry-kind", "works with an entry of this kind", "KIND", repeat=True),
     Option("--entry-state", "... in this state", "STATE", repeat=True),
     Option("--owner", "... owned by this person", "WHO", repeat=True),
+    Option(
+        "--author",
+        "works with a revision written by this person (git user.email, else the OS user)",
+        "WHO",
+        repeat=True,
+    ),
     Option("--gated", "only works waiting on a person"),
     Option("--no-gated", "only works not waiting"),
     Option("--edge-kind", "works with an edge of this kind", "KIND", repeat=True),
@@ -219,6 +225,13 @@ COMMANDS: tuple[Command, ...] = (
              Option("--command", "what the hooks run (default: this runtime, by its absolute path)", "CMD"),
              FORMAT),
             "wheypoint hooks install --harness claude-code"),
+    Command("store", "copy works from one store into another (SQLite file or PostgreSQL), verified, idempotent",
+            (("action", "copy"),),
+            (Option("--from", "the store to read: a file path, sqlite:///path or postgresql://...", "STORE"),
+             Option("--to", "the store to write (made if it does not exist)", "STORE"),
+             Option("--project", "only this project (repeat for several; default: every project)", "KEY",
+                    repeat=True), *FILTERS, FORMAT),
+            "wheypoint store copy --from ~/.local/share/wheypoint/store.sqlite3 --to postgresql://<team-host>/wheypoint"),
     Command("mcp", "serve the commands as MCP tools over stdio (newline-delimited JSON-RPC)", (), (),
             "wheypoint mcp"),
 )  # fmt: skip
@@ -317,11 +330,13 @@ def command_help(command: Command) -> str:
 
 def overview() -> str:
     """The top-level help: one line per command."""
-    lines = ["usage: wheypoint <command> [arguments]", ""]
+    lines = ["usage: wheypoint [--store STORE] <command> [arguments]", ""]
     lines += [f"  {command.name:<11} {command.summary}" for command in COMMANDS]
     lines += [
         "",
         "`wheypoint <command> --help` shows a command's arguments and options; `wheypoint --version` the version.",
         "Replies are one JSON document on stdout; exit 0 answered, 1 refused, 2 usage.",
+        "--store (or WHEYPOINT_STORE) names the store: a SQLite file path, sqlite:///path, or postgresql://... for",
+        "a team's shared store (pip install 'wheypoint[postgres]'); the default is the per-user SQLite file.",
     ]
     return "\n".join(lines)

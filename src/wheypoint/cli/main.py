@@ -312,6 +312,15 @@ def _hooks(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, args["format"], f"hooks {args['action']}")
 
 
+def _store(command: Command, args: dict[str, Any]) -> int:
+    if args["action"] != "copy":
+        raise usage(f"takes copy, not {args['action']!r}", parameter="action")
+    from wheypoint.app.storecopy import copy_store
+
+    reply = copy_store(_context(), args["from"] or "", args["to"] or "", _gated(args))
+    return _emit(command, reply, args["format"], "store copy")
+
+
 def _mcp(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.mcp.server import serve
 
@@ -351,7 +360,7 @@ def answer(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
 TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
-    "hooks": _hooks, "mcp": _mcp, "link": _link, "unlink": _link, "export": _export, "import": _import,
+    "hooks": _hooks, "mcp": _mcp, "store": _store, "link": _link, "unlink": _link, "export": _export, "import": _import,
     "diff": _diff, "graph": _graph, "join": _join, "split": _split,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
@@ -369,7 +378,21 @@ def _help(command: Command) -> str:
     return text
 
 
+def _global_options(argv: list[str]) -> list[str]:
+    """`--store URL` before the command names the store for this run (as `WHEYPOINT_STORE` does); the rest."""
+    while argv and (argv[0] == "--store" or argv[0].startswith("--store=")):
+        if argv[0] == "--store":
+            if len(argv) < 2 or not argv[1]:
+                raise usage("takes a store: a file path, sqlite:///path or postgresql://...", parameter="store")
+            value, argv = argv[1], argv[2:]
+        else:
+            value, argv = argv[0].partition("=")[2], argv[1:]
+        os.environ["WHEYPOINT_STORE"] = value  # every Context reads the store from its environment
+    return argv
+
+
 def _run(argv: list[str]) -> int:
+    argv = _global_options(argv)
     if not argv:
         raise usage("name a command: " + ", ".join(BY_NAME))
     if argv[0] in ("-h", "--help", "help"):
@@ -398,7 +421,8 @@ def _run(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     fmt = "text" if "--text" in argv or ("--format" in argv and "text" in argv) else None
-    command = BY_NAME.get(argv[0]) if argv else None
+    named = [arg for arg in argv if arg in BY_NAME]
+    command = BY_NAME.get(named[0]) if named else None
     try:
         return _run(argv)
     except Refusal as refusal:

@@ -18,6 +18,16 @@ if TYPE_CHECKING:
 SCHEMES = ("sqlite", "postgresql", "postgres")  # each backend's module is imported only when its scheme is named
 
 
+def shown(location: str | os.PathLike[str]) -> str:
+    """A store's location as replies show it: a PostgreSQL URL without its password, a path as it is."""
+    location = os.fspath(location)
+    if location.lower().startswith(("postgresql:", "postgres:")):
+        from wheypoint.store.postgres.url import redacted
+
+        return redacted(location)
+    return location
+
+
 def open_store(location: str | os.PathLike[str], *, create: bool) -> Store:
     """Open the store at `location`: `sqlite:///path`, `sqlite:path`, a plain file path, or `postgresql://...`.
 

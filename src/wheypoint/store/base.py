@@ -58,6 +58,9 @@ class Store(Protocol):
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""
 
+    def authors(self, work_id: str) -> dict[str, str | None]:
+        """Who wrote each revision of a work (None where the writer did not say), by revision id."""
+
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
         """Works whose slug is exactly this, in one project or (None) on the whole machine."""
 

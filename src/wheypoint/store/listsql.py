@@ -82,6 +82,9 @@ def list_sql(
             args.extend([parent, "%/" + like_escaped(parent)])
         where.append("EXISTS (SELECT 1 FROM edges g WHERE g.work_id = w.work_id AND g.kind = 'forked_from' AND "
                      f"({' OR '.join(refs)}))")  # fmt: skip
+    if query.authors:
+        where.append(f"EXISTS (SELECT 1 FROM revisions r WHERE r.work_id = w.work_id AND "
+                     f"{_in('r.author', query.authors, args)})")  # fmt: skip
     if query.since:
         where.append("w.updated_at >= ?")
         args.append(query.since)

@@ -34,13 +34,15 @@ class WorkRef(Record):
 
 
 class WrittenFrom(Record):
-    """Where a write came from: its checkout's top folder (None outside one), its note folder (None: no note).
+    """Where a write came from: its checkout's top folder (None outside one), its note folder (None: no note),
+    and who wrote it (git's user.email there, else the OS user).
 
-    Kept beside the head, not in the record: the same handoff is the same record on every machine.
+    Kept beside the record, not in it: the same handoff is the same record on every machine.
     """
 
     checkout: str | None
     note_dir: str | None
+    author: str | None = None
 
 
 class ImportedFrom(Record):
@@ -60,6 +62,7 @@ class Write(Record):
     build: Build
     written_from: WrittenFrom | None = None
     imported_from: ImportedFrom | None = None
+    author: str | None = None  # who wrote the revision, when it is not this writer (an import keeps the original's)
 
 
 class Committed(Record):
@@ -95,6 +98,7 @@ class WorkQuery(Record):
     edge_kinds: tuple[str, ...] = ()
     linked_to: tuple[str, ...] = ()
     forked_from: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()  # works with a revision written by one of them
     since: str | None = None
     limit: int = 50
 

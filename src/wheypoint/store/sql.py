@@ -182,6 +182,10 @@ class SqlStore:
         rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
         return [json.loads(row[0]) for row in rows]
 
+    def authors(self, work_id: str) -> dict[str, str | None]:
+        rows = self._rows("SELECT revision_id, author FROM revisions WHERE work_id = ?", (work_id,))
+        return {revision_id: author for revision_id, author in rows}
+
     # ---------------------------------------------------------------- writes
 
     def commit(
@@ -234,11 +238,12 @@ class SqlStore:
 
     def _insert_revision(self, record: dict[str, Any], revision: dict[str, Any], write: Write) -> None:
         """The revision's row, its head's rows and its provenance; the caller's transaction makes them one."""
+        author = write.author or (write.written_from.author if write.written_from else None)
         self._run(
             "INSERT INTO revisions (revision_id, work_id, number, parent_revision_id, captured_at, record_digest, "
-            "record_json, revision_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "record_json, revision_json, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (revision["revision_id"], write.work_id, revision["revision_number"], revision["parent_revision_id"],
-             revision["captured_at"], record["record_digest"], dumps(record), dumps(revision)),
+             revision["captured_at"], record["record_digest"], dumps(record), dumps(revision), author),
         )  # fmt: skip
         self._write_head(record, write.written_from)
         if write.imported_from is not None:

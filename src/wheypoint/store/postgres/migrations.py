@@ -121,4 +121,11 @@ def m005_imports(run: Callable[[str], None]) -> None:
         "imported_at TEXT NOT NULL)")  # fmt: skip
 
 
+@migration
+def m006_authors(run: Callable[[str], None]) -> None:
+    """Who wrote each revision (see sqlite m007_authors)."""
+    run("ALTER TABLE revisions ADD COLUMN author TEXT")
+    run("CREATE INDEX revisions_by_author ON revisions (author)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)

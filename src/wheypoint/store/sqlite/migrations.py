@@ -183,6 +183,16 @@ def m006_imports(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m007_authors(conn: sqlite3.Connection) -> None:
+    """Who wrote each revision: git's user.email where it was written, else the OS user (None before this).
+
+    A fact about the machine, like where a head was written from: beside the record, outside its digest.
+    """
+    conn.execute("ALTER TABLE revisions ADD COLUMN author TEXT")
+    conn.execute("CREATE INDEX revisions_by_author ON revisions (author)")
+
+
 if len(MIGRATIONS) != SCHEMA_VERSION:  # the constant the backend opens stores with must follow this list
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but schema.SCHEMA_VERSION is {SCHEMA_VERSION}")
 

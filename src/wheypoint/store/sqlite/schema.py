@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 # The version a store has after every migration of migrations.py (which checks it against its own list).
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 def version(conn: sqlite3.Connection) -> int:
