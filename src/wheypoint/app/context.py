@@ -70,10 +70,16 @@ class Context:
         named = self.environ.get("WHEYPOINT_AUTHOR", "").strip()
         if named:
             return named
-        from wheypoint.app.gitrun import run_git
+        from wheypoint.app.gitconfig import files, lookup
 
-        done = run_git(["config", "--get", "user.email"], self.cwd)  # also outside a checkout: the global one
-        email = done[1].decode("utf-8", errors="replace").strip() if done and done[0] == 0 else ""
+        checkout = self.checkout
+        email, ask_git = lookup(self.environ, files(self.environ, checkout.common_dir if checkout else None),
+                                "user", None, "email")  # fmt: skip
+        if ask_git:  # includes the reader does not follow: git itself says
+            from wheypoint.app.gitrun import run_git
+
+            done = run_git(["config", "--get", "user.email"], self.cwd)
+            email = done[1].decode("utf-8", errors="replace").strip() if done and done[0] == 0 else None
         if email:
             return email
         user = self.environ.get("USER") or self.environ.get("LOGNAME") or self.environ.get("USERNAME")

@@ -97,19 +97,9 @@ class Checkout(Record):
     commit: str | None
 
     def remote_url(self, name: str = "origin") -> str | None:
-        config = _read(os.path.join(self.common_dir, "config"), strip=False)
-        header = f'[remote "{name}"]'
-        inside_section = False
-        for line in (config or "").split("\n"):
-            if inside_section:
-                if line.startswith("["):
-                    break
-                key, equals, value = line.partition("=")
-                if equals and key.strip() == "url" and value.strip():
-                    return value.strip()
-            elif line.rstrip() == header:
-                inside_section = True
-        return None
+        from wheypoint.app.gitconfig import value
+
+        return value(_read(os.path.join(self.common_dir, "config"), strip=False) or "", "remote", name, "url")
 
     def project_key(self) -> str:
         url = self.remote_url()

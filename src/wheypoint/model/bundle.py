@@ -5,8 +5,9 @@ A bundle is one canonical JSON document (canonical.py):
     {"bundle_digest": "sha256:...", "bundle_version": 1, "omitted": {...}, "works": [<work>, ...]}
 
 where each <work> is `{"revisions": [{"record": {...}, "revision": {...}}, ...], "slug", "work_id"}`, oldest
-revision first (a revision whose author is known also has `"author"`, beside the record the digests cover). `bundle_digest` is the sha256 of the canonical bundle without that key; since the key sorts
-first, a writer can stream every work and put the digest in front when it is done (app/bundle.py).
+revision first; a revision whose author is known also has `"author"`, beside the record the digests cover.
+`bundle_digest` is the sha256 of the canonical bundle without that key; since the key sorts first, a writer
+can stream every work and put the digest in front when it is done (app/bundle.py).
 
 What an export leaves out unless asked, and why: operator directives (`--include-operator`) are how one person
 wants an agent to talk to them, not facts about the work; local references (`--include-local`) name files on
