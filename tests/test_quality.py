@@ -59,7 +59,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "cli": ("model", "app", "hooks", "mcp"),
 }
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
-DRIVERS = {"sqlite3": ("wheypoint.store.sqlite.", "wheypoint.transcripts.opencode")}
+DRIVERS = {
+    "sqlite3": ("wheypoint.store.sqlite.", "wheypoint.transcripts.opencode"),
+    "psycopg": ("wheypoint.store.postgres.",),
+}
 # What the model may not import: it is pure (no files, processes, clock, randomness or network).
 IMPURE = {"os", "io", "subprocess", "time", "datetime", "random", "secrets", "pathlib", "sqlite3", "tempfile", "socket",
           "uuid", "shutil", "glob", "urllib", "http", "signal", "threading", "multiprocessing", "builtins"}  # fmt: skip
@@ -155,6 +158,15 @@ def test_database_drivers_stay_in_the_store_backends() -> None:
             if allowed is not None and not any(module.startswith(prefix) for prefix in allowed):
                 wrong.append(f"{MODULES[module].relative_to(ROOT)}:{line} imports {name}")
     assert not wrong, "a database driver outside the store's backends:\n" + "\n".join(wrong)
+
+
+def test_no_sql_outside_the_store() -> None:
+    """Nothing outside store/ knows a dialect (OpenCode's reader queries OpenCode's own database, a transcript)."""
+    words = ("SELECT ", "INSERT INTO", "PRAGMA ", "pg_advisory", "tsvector")
+    wrong = [f"{path.relative_to(ROOT)}: {word!r}" for module, path in MODULES.items()
+             if not module.startswith(("wheypoint.store.", "wheypoint.transcripts.opencode"))
+             for word in words if word in path.read_text(encoding="utf-8")]  # fmt: skip
+    assert not wrong, "SQL outside the store:\n" + "\n".join(wrong)
 
 
 def test_the_model_is_pure() -> None:
