@@ -12,6 +12,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import BASE_PYTHON, Runner, make_repo
 
@@ -156,3 +158,35 @@ def test_first_openers_of_an_empty_database_migrate_it_once(store_url: str) -> N
 
     with psycopg.connect(store_url) as conn:
         assert conn.execute("SELECT version FROM wheypoint_schema").fetchall() == [(SCHEMA_VERSION,)]
+
+
+# --- the URL, without a server ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("url", "shown", "secrets"), [
+    ("postgresql://ann:s3cret@db.example:5432/team", "postgresql://ann:***@db.example:5432/team", ["s3cret"]),
+    ("postgresql://ann:p%40ss@db/team?password=again&sslmode=require",
+     "postgresql://ann:***@db/team?password=***&sslmode=require", ["p@ss", "p%40ss", "again"]),
+    ("postgres://db/team?password=x", "postgres://db/team?password=***", ["x"]),
+    ("postgresql://ann@db/team", "postgresql://ann@db/team", []),
+    ("postgresql://[::1/db", "postgresql://[::1/db", []),  # unparsable for urllib: still shown
+    ("postgresql://a:b@c@[::1/db", "postgresql://a:***@[::1/db", ["b@c"]),
+])  # fmt: skip
+def test_a_url_is_shown_without_its_password(url: str, shown: str, secrets: list[str]) -> None:
+    from wheypoint.store.postgres.url import redacted, scrubbed
+
+    assert redacted(url) == shown
+    message = scrubbed(f"failed for {url}: " + ", ".join(secrets), url)
+    assert message.startswith(f"failed for {shown}") and not any(secret in message for secret in secrets)
+
+
+@given(password=st.text(min_size=1, max_size=30).filter(lambda p: "*" not in p))
+def test_no_password_survives_redaction(password: str) -> None:
+    from urllib.parse import quote
+
+    from wheypoint.store.postgres.url import passwords_of, redacted, scrubbed
+
+    url = f"postgresql://ann:{quote(password, safe='')}@db.example:5432/team"
+    assert passwords_of(url) == {password}
+    assert redacted(url) == "postgresql://ann:***@db.example:5432/team"
+    assert password not in scrubbed(f"could not log in to {url} with {password} ({quote(password, safe='')})", url)

@@ -13,28 +13,34 @@ LOCK_TIMEOUT_MS = 15_000  # a write waits this long for a work's lock (SQLite's 
 APPLICATION = "wheypoint"
 
 
+def _split(url: str) -> tuple[str, str, str, str]:
+    """(scheme, user info, the rest of the authority and path, query), by hand: urllib refuses odd hosts."""
+    scheme, _, rest = url.partition("://")
+    rest, _, query = rest.partition("?")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, hostport = authority.rpartition("@")
+    return scheme, userinfo if at else "", hostport + slash + path, query
+
+
 def passwords_of(url: str) -> set[str]:
     """The passwords the URL itself carries (in its user part, as `password=`), decoded."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
+    from urllib.parse import unquote
 
-    parts = urlsplit(url)
-    found = {unquote(parts.password)} if parts.password else set()
-    found.update(value for key, value in parse_qsl(parts.query, keep_blank_values=True) if key == "password")
+    _, userinfo, _, query = _split(url)
+    found = {unquote(userinfo.partition(":")[2])} if ":" in userinfo else set()
+    found.update(unquote(pair[9:]) for pair in query.split("&") if pair.startswith("password="))
     return {secret for secret in found if secret}
 
 
 def redacted(url: str) -> str:
     """The URL with any password replaced by `***` (`postgresql://user:***@host/db`)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        if ":" in userinfo:
-            netloc = userinfo.partition(":")[0] + ":***@" + hostport
-    query = "&".join("password=***" if pair.startswith("password=") else pair for pair in parts.query.split("&"))
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if parts.query else "")
+    scheme, userinfo, rest, query = _split(url)
+    if ":" in userinfo:
+        userinfo = userinfo.partition(":")[0] + ":***"
+    shown = f"{scheme}://" + (f"{userinfo}@" if userinfo else "") + rest
+    if query:
+        shown += "?" + "&".join("password=***" if pair.startswith("password=") else pair for pair in query.split("&"))
+    return shown
 
 
 def scrubbed(message: str, url: str) -> str:
