@@ -190,6 +190,8 @@ def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, rep
     for column in ("checkout", "note_dir"):  # and before migration 5
         conn.execute(f"ALTER TABLE works DROP COLUMN {column}")
     conn.execute("DROP TABLE imports")  # and migration 6
+    conn.execute("DROP INDEX revisions_by_author")  # and migration 7
+    conn.execute("ALTER TABLE revisions DROP COLUMN author")
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
