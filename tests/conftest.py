@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -173,6 +175,43 @@ def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> Iterat
 
 
 BACKENDS = ("sqlite", "postgresql")
+Query = Callable[..., list[tuple[Any, ...]]]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the real-process tests (concurrency, crash) run: the store's home, the folder, and the backend."""
+
+    home: Path
+    cwd: Path
+    store: str | None  # the PostgreSQL database's URL; None: the SQLite file under `home`
+
+
+def place_env(place: Place, project: str = "testproj") -> dict[str, str]:
+    """The environment of a wheypoint process at `place`: its store, and a fixed project key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    env.update(WHEYPOINT_HOME=str(place.home), WHEYPOINT_PROJECT=project)
+    if place.store:
+        env["WHEYPOINT_STORE"] = place.store
+    return env
+
+
+@contextlib.contextmanager
+def store_tables(place: Place) -> Iterator[Query]:
+    """SQL (`?` placeholders) on the store's own tables, through the backend's driver rather than wheypoint's reads:
+    both backends keep the same tables and columns, so one query checks either."""
+    if place.store is None:
+        # mode=rw: a store the test expects but that was never made fails here instead of being created empty.
+        conn: Any = sqlite3.connect(f"{(place.home / 'store.sqlite3').as_uri()}?mode=rw", uri=True)
+    else:
+        import psycopg
+
+        # Not named like wheypoint's own sessions, which the crash tests look for on the server.
+        conn = psycopg.connect(place.store, autocommit=True, application_name="wheypoint-tests")
+    try:
+        yield lambda sql, *args: conn.execute(sql if place.store is None else sql.replace("?", "%s"), args).fetchall()
+    finally:
+        conn.close()
 
 
 @pytest.fixture
