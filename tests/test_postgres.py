@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -80,7 +81,7 @@ def test_a_writer_whose_server_goes_away_mid_write_is_refused_and_the_head_is_wh
     import psycopg
 
     from wheypoint.store import open_store
-    from wheypoint.store.postgres.backend import WORK_LOCK
+    from wheypoint.store.postgres.backend import LOCK_BUCKETS, WORK_LOCK
 
     repo = make_repo(tmp_path / "shop")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
@@ -92,7 +93,7 @@ def test_a_writer_whose_server_goes_away_mid_write_is_refused_and_the_head_is_wh
     reply = json.loads(first.stdout)
     work_id, base = reply["work_id"], reply["revision_id"]
     holder = psycopg.connect(store_url)  # holds the work's lock, so the writer waits inside its transaction
-    holder.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (WORK_LOCK, work_id))
+    holder.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s) & %s)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
     writer = subprocess.Popen([sys.executable, "-m", "wheypoint", "checkpoint", "retry-backoff", "--base", base,
                                "--decision", "Retry twice.", "--rationale", "Flaky links.", "--no-note"],
                               cwd=repo, env=env, stdout=subprocess.PIPE, text=True)  # fmt: skip
@@ -158,6 +159,32 @@ def test_first_openers_of_an_empty_database_migrate_it_once(store_url: str) -> N
 
     with psycopg.connect(store_url) as conn:
         assert conn.execute("SELECT version FROM wheypoint_schema").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_a_bulk_import_holds_a_bounded_number_of_locks(store_url: str) -> None:
+    """One transaction writing 1,500 works holds at most LOCK_BUCKETS locks (a lock per work overflowed the server's
+    lock table at about 12,000 works: `out of shared memory`)."""
+    import psycopg
+
+    from test_store import outcome
+    from wheypoint.store import open_store
+    from wheypoint.store.postgres.backend import LOCK_BUCKETS
+    from wheypoint.store.rows import Write
+
+    held: list[int] = []
+
+    def writes() -> Iterator[Write]:
+        for n in range(1500):
+            yield Write(f"bulk{n}", None, f"rev-bulk{n}-1", lambda head, n=n: outcome(f"bulk{n}", 1, None))
+        with psycopg.connect(store_url, autocommit=True) as watcher:
+            held.append(watcher.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").fetchone()[0])
+
+    store = open_store(store_url, create=True)
+    try:
+        assert store.commit_stream(writes()) == (1500, 0)
+    finally:
+        store.close()
+    assert 0 < held[0] <= LOCK_BUCKETS and held[0] < 1500, held  # fewer locks than works
 
 
 # --- the URL, without a server ------------------------------------------------------------------------------------

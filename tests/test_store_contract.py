@@ -277,10 +277,10 @@ def hold_write_lock(location: str, work_id: str) -> Callable[[], None]:
     if is_postgres(location):
         import psycopg
 
-        from wheypoint.store.postgres.backend import WORK_LOCK
+        from wheypoint.store.postgres.backend import LOCK_BUCKETS, WORK_LOCK
 
         conn = psycopg.connect(location.partition("?")[0])
-        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (WORK_LOCK, work_id))
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s) & %s)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
     else:
         conn = sqlite3.connect(location, isolation_level=None)  # type: ignore[assignment]
         conn.execute("BEGIN IMMEDIATE")

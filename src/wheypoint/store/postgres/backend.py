@@ -7,7 +7,8 @@ server that goes away, at any instant leaves either the old head or the new one,
 acknowledged revision is committed, and an unacknowledged one is either committed whole or not at all.
 
 Concurrency. Each write transaction first takes a transaction-level advisory lock keyed on each work it
-writes (`pg_advisory_xact_lock`), in a fixed order, before it reads a head. This is the equivalent of
+writes (`pg_advisory_xact_lock`, on one of LOCK_BUCKETS keys by a hash of the work id), in a fixed order, before
+it reads a head. This is the equivalent of
 SQLite's BEGIN IMMEDIATE for one work: a row lock (`SELECT ... FOR UPDATE` on the works row) would lock
 nothing at a work's first checkpoint, when the row does not exist yet, and two first writers would end
 in a unique-constraint error instead of one commit and one coded refusal. Under READ COMMITTED every
@@ -33,7 +34,12 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-WORK_LOCK = 0x77707772  # first key of every work's advisory lock ("wpwr"); the second is a hash of its id
+WORK_LOCK = 0x77707772  # first key of every work's advisory lock ("wpwr"); the second is its bucket
+# A work's lock is one of LOCK_BUCKETS, by a hash of its id: a lock per work would make a bulk import (one
+# transaction, every work locked until COMMIT) overflow the server's shared lock table (max_locks_per_transaction
+# x max_connections, 6,400 by default) at a few thousand works; buckets bound it, and two works that share one
+# only wait for each other, never refuse.
+LOCK_BUCKETS = 1024
 _BUSY_STATES = ("55P03", "40P01", "40001")  # lock_not_available, deadlock_detected, serialization_failure
 _PLACEHOLDERS: dict[str, str] = {}  # `?` statements as the driver wants them, converted once per process
 
@@ -177,7 +183,7 @@ class PostgresStore(SqlStore):
             raise self._refusal(exc, "write to") from None
 
     def _lock(self, work_id: str) -> None:
-        self._run("SELECT pg_advisory_xact_lock(?, hashtext(?))", (WORK_LOCK, work_id))
+        self._run("SELECT pg_advisory_xact_lock(?, hashtext(?) & ?)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
 
     def _starts_with(self, column: str) -> str:
         return f"{column} LIKE ?"  # a range on the slug's "C" btree; backslash is PostgreSQL's LIKE escape already
