@@ -254,6 +254,85 @@ def ensure_venv() -> Venv:
     return Venv(path, base, fingerprint, json.loads(marker.read_text(encoding="utf-8")))
 
 
+KEEP_EXTRA_VENVS = 2  # clean venvs with an extra kept per extra (named <extra>-venv-<fingerprint>)
+
+
+def extra_requirements(pyproject: Path, extra: str, project: str = "wheypoint") -> list[str]:
+    """What `pip install '<project>[<extra>]'` adds: the extra's requirements, its own `<project>[...]` expanded."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        raise SystemExit("reading the project's extras needs Python 3.11+ (tomllib)") from None
+    extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"].get("optional-dependencies", {})
+    if extra not in extras:
+        raise SystemExit(f"pyproject.toml has no extra {extra!r} (it has: {', '.join(extras) or 'none'})")
+    found: list[str] = []
+    for requirement in extras[extra]:
+        own = re.fullmatch(rf"{re.escape(project)}\[([^\]]+)\]", requirement.strip())
+        names = own.group(1).split(",") if own else []
+        expanded = [r for name in names for r in extra_requirements(pyproject, name.strip(), project)]
+        found += [r for r in (expanded if own else [requirement]) if r not in found]
+    return found
+
+
+def _install_extra(path: Path, extra: str, requirements: Sequence[str], marker: Path) -> dict[str, Any]:
+    """pip install an extra's requirements (with their dependencies, from the index) into a built clean venv."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    python = str(path / "bin" / "python")
+    started = time.perf_counter()
+    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements],
+         f"pip install of the {extra} extra", env=env)  # fmt: skip
+    listed = json.loads(_run([python, "-m", "pip", "list", "--format", "json", "--disable-pip-version-check"],
+                             "pip list", env=env))  # fmt: skip
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = _run([python, "-c", code], "sysconfig", env=env, cwd=tempfile.gettempdir()).strip()
+    facts = {"extra": extra, "requirements": list(requirements),
+             "packages": {p["name"]: p["version"] for p in listed if p["name"] not in ("pip", "wheypoint")},
+             "pth": sorted(p.name for p in Path(purelib).glob("*.pth")),
+             "install_seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+    marker.write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
+    return facts
+
+
+def ensure_venv_with(extra: str) -> Venv:
+    """`ensure_venv`'s clean venv plus one of the project's extras, as `pip install 'wheypoint[<extra>]'` gives a user.
+
+    Built the same way (a snapshot of the sources, `python -m venv`, a non-editable `pip install --no-deps` of
+    the snapshot, setuptools removed), then the extra's requirements are installed from the index with their
+    dependencies. It lives in bench/results/<extra>-venv-<fingerprint> (outside `ensure_venv`'s `venv-*` set,
+    so neither prunes the other); the fingerprint is the same one `ensure_venv` uses.
+    """
+    base = base_interpreter()
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="wheypoint-snapshot-") as tmp:
+        snapshot = Path(tmp) / "wheypoint"
+        _snapshot(snapshot)
+        requirements = extra_requirements(snapshot / "pyproject.toml", extra)
+        fingerprint = _fingerprint(snapshot, base)
+        path = RESULTS_DIR / f"{extra}-venv-{fingerprint}"
+        marker, extra_marker = path / "bench-venv.json", path / f"bench-{extra}.json"
+        with _locked(RESULTS_DIR / f"{path.name}.lock"):
+            if not extra_marker.exists():
+                _build_venv(base, snapshot, path, marker)  # starts afresh: removes a half-built one
+                print(f"  installing the {extra} extra: {' '.join(requirements)}", file=sys.stderr, flush=True)
+                _install_extra(path, extra, requirements, extra_marker)
+    os.utime(extra_marker)  # most recently used
+    kept = sorted((p for p in RESULTS_DIR.glob(f"{extra}-venv-*") if p.is_dir()), reverse=True,
+                  key=lambda p: (p / f"bench-{extra}.json").stat().st_mtime if (p / f"bench-{extra}.json").exists()
+                  else 0.0)  # fmt: skip
+    for old in kept[KEEP_EXTRA_VENVS:]:
+        if old != path:
+            shutil.rmtree(old, ignore_errors=True)
+            old.with_name(old.name + ".lock").unlink(missing_ok=True)
+    facts = json.loads(marker.read_text(encoding="utf-8"))
+    added = json.loads(extra_marker.read_text(encoding="utf-8"))
+    facts["pth"] = added["pth"]
+    facts["install"] += f"; then pip install {' '.join(added['requirements'])} ({added['extra']} extra: " + \
+        ", ".join(f"{name} {version}" for name, version in sorted(added["packages"].items())) + ")"  # fmt: skip
+    facts["extra"] = added
+    return Venv(path, base, fingerprint, facts)
+
+
 # --------------------------------------------------------------------------------------------- text
 
 
@@ -373,6 +452,46 @@ def write_bulk_store(size: int, store_file: str) -> None:
                     print(f"  built {done}/{size} records ({rate:.0f}/s)", file=sys.stderr, flush=True)
     finally:
         store.close()
+
+
+def copy_store_in_batches(source_file: str, target: str, batch: int = 5000) -> None:
+    """Copy every revision of a SQLite store into another store (any `open_store` location), `batch` works a
+    transaction, through the target's own `commit_stream` (the path `wheypoint import` takes, minus the bundle).
+
+    For a bulk load that one transaction cannot hold (see pg_bench.py). Runs inside the clean venv.
+    """
+    from wheypoint.model.kernel import Outcome
+    from wheypoint.store import open_store
+    from wheypoint.store.rows import Write
+
+    def stored(outcome: Any) -> Callable[[dict[str, Any] | None], Any]:
+        return lambda head: outcome
+
+    source = sqlite3.connect(f"file:{source_file}?mode=ro", uri=True)
+    store = open_store(target, create=True)
+    started, done = time.perf_counter(), 0
+    try:
+        work_ids = [row[0] for row in source.execute("SELECT work_id FROM works ORDER BY work_id")]
+        for start in range(0, len(work_ids), batch):
+            chunk = work_ids[start : start + batch]
+
+            def writes(chunk: list[str] = chunk) -> Iterator[Any]:
+                for work_id in chunk:
+                    parent = None
+                    rows = source.execute("SELECT record_json, revision_json FROM revisions WHERE work_id = ? "
+                                          "ORDER BY number", (work_id,))  # fmt: skip
+                    for record_json, revision_json in rows:
+                        record, receipt = json.loads(record_json), json.loads(revision_json)
+                        yield Write(work_id, parent, record["revision_id"], stored(Outcome(record, receipt, [])))
+                        parent = record["revision_id"]
+
+            store.commit_stream(writes())
+            done += len(chunk)
+            rate = done / (time.perf_counter() - started)
+            print(f"  copied {done}/{len(work_ids)} works ({rate:.0f}/s)", file=sys.stderr, flush=True)
+    finally:
+        store.close()
+        source.close()
 
 
 # Prints the schema an empty store gets (its user_version and every sqlite_master row), made by the venv's code.
