@@ -329,9 +329,9 @@ def _work_writes(store: Store, work: dict[str, Any], origin: Any, touched: list[
                                        "store_head": stored[-1]["revision_id"],
                                        "bundle_head": work["revisions"][-1]["record"]["revision_id"]})  # fmt: skip
         else:
-            author = pair.get("author") if isinstance(pair.get("author"), str) else None
+            author = pair.get("author")  # who wrote it, when the bundle says (a string), else nobody known
             yield Write(work_id, parent, record["revision_id"], _stored(Outcome(record, receipt, [])),
-                        imported_from=origin, author=author or None)  # fmt: skip
+                        imported_from=origin, author=author if isinstance(author, str) else None)  # fmt: skip
             wrote = True
         parent = record["revision_id"]
     if wrote:

@@ -392,7 +392,6 @@ def _global_options(argv: list[str]) -> list[str]:
 
 
 def _run(argv: list[str]) -> int:
-    argv = _global_options(argv)
     if not argv:
         raise usage("name a command: " + ", ".join(BY_NAME))
     if argv[0] in ("-h", "--help", "help"):
@@ -421,9 +420,10 @@ def _run(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     fmt = "text" if "--text" in argv or ("--format" in argv and "text" in argv) else None
-    named = [arg for arg in argv if arg in BY_NAME]
-    command = BY_NAME.get(named[0]) if named else None
+    command = None
     try:
+        argv = _global_options(argv)
+        command = BY_NAME.get(argv[0]) if argv else None  # for the refusal's flag spellings
         return _run(argv)
     except Refusal as refusal:
         error = refusal.as_json(lambda parameter: spell(command, parameter))
