@@ -53,7 +53,9 @@ def test_credentials_from_pgpassword_or_pgpass_and_never_shown(wp: Runner, store
 
 def test_the_pyz_on_a_bare_python_says_what_to_install(pyz: Path, store_url: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
-    done = subprocess.run([BASE_PYTHON, "-I", str(pyz), "list"], env={**env, "WHEYPOINT_STORE": store_url},
+    # -S leaves site-packages off the path: CI installs the dev tools (psycopg among them) into the base
+    # interpreter itself, and a user's bare python3 has no driver.
+    done = subprocess.run([BASE_PYTHON, "-I", "-S", str(pyz), "list"], env={**env, "WHEYPOINT_STORE": store_url},
                           cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 1 and '"store-driver-missing"' in done.stdout, done.stdout + done.stderr
     assert "wheypoint[postgres]" in done.stdout and without_password(store_url)[1] not in done.stdout
