@@ -1,0 +1,222 @@
+"""Mutation testing of the core modules: each mutant runs its module's tests in a scratch copy; killed or survived."""
+
+# Run from the repository root (one pytest at a time; about 3 s a mutant on a busy 2-CPU machine):
+#
+#   python3 bench/mutation.py                                    # every group, 60 mutants each, seed 12
+#   python3 bench/mutation.py --groups kernel,rules --sample 0   # every mutant of those groups
+#   python3 bench/mutation.py --list kernel                      # the mutants, without running anything
+#   python3 bench/mutation.py --only 'kernel:derive_slug:cmp:1a2b3c4d'   # one mutant, verbose
+#
+# The sources are copied first (src/, tests/, tools/, pyproject.toml) into a scratch folder, and every mutant
+# is written there: the real src/ is never touched, since others edit it and run tests while this runs. Each
+# mutant's tests run as `python -m pytest -x -q -p no:cacheprovider --hypothesis-seed=0 <files>` in that
+# folder with PYTHONPATH at its src/ (ahead of the editable install's path) and no bytecode written (a
+# mutant and the original can have the same size and mtime second, so a cached .pyc could run the wrong one).
+# A pytest that fails, or cannot even import the mutated module, has killed the mutant; one that passes lets it
+# survive; one that outlives the timeout (10x the group's clean run, at least 30 s) is a timeout, counted as
+# killed. The score is (killed + timeouts) / (mutants run), the mutants judged equivalent (EQUIVALENT below,
+# each with its reason) left out. The report is printed and written to bench/results/mutation.md.
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mutants import Mutant, mutants_of
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Modules mutated together, and the tests that must catch them (most specific and fastest first, for -x)."""
+
+    sources: tuple[str, ...]
+    tests: tuple[str, ...]
+    pytest_args: tuple[str, ...] = ()
+
+
+GROUPS: dict[str, Group] = {
+    "canonical": Group(("src/wheypoint/model/canonical.py",), ("tests/test_canonical.py", "tests/test_kernel.py")),
+    "kernel": Group(("src/wheypoint/model/kernel.py",), ("tests/test_kernel.py", "tests/test_records.py")),
+    "rules": Group(("src/wheypoint/model/rules.py",), ("tests/test_validation.py", "tests/test_kernel.py")),
+    # The PostgreSQL half of the contract suite needs a server; the SQLite half is what these mutants touch.
+    "sqlite_store": Group(
+        tuple(
+            f"src/wheypoint/store/{name}.py"
+            for name in ("sqlite/backend", "sqlite/schema", "sqlite/indexes", "sqlite/migrations", "sql")
+        ),
+        ("tests/test_store.py", "tests/test_store_contract.py"),
+        ("-k", "not postgresql"),
+    ),
+    "credentials": Group(("src/wheypoint/model/credentials.py",), ("tests/test_credentials.py",)),
+}
+DEFAULT_GROUPS = ("canonical", "kernel", "rules", "sqlite_store")
+
+# Mutants judged equivalent: no input a caller can give tells them from the original. Keyed by stable id.
+EQUIVALENT: dict[str, str] = {}
+
+
+@dataclass
+class Tally:
+    """One group's outcome."""
+
+    total: int = 0
+    killed: list[Mutant] = field(default_factory=list)
+    timeouts: list[Mutant] = field(default_factory=list)
+    survived: list[Mutant] = field(default_factory=list)
+    equivalent: list[Mutant] = field(default_factory=list)
+
+    @property
+    def score(self) -> float | None:
+        run = len(self.killed) + len(self.timeouts) + len(self.survived)
+        return (len(self.killed) + len(self.timeouts)) / run if run else None
+
+
+def scratch_copy() -> Path:
+    """A copy of what the tests need, taken now: later edits to the checkout do not reach this run."""
+    folder = Path(tempfile.mkdtemp(prefix="wheypoint-mutation-"))
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    for name in ("src", "tests", "tools"):
+        shutil.copytree(ROOT / name, folder / name, ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, folder / name)
+    return folder
+
+
+def run_tests(scratch: Path, group: Group, timeout: float) -> tuple[str, float, str]:
+    """('passed' | 'failed' | 'timeout', seconds, last output lines) of the group's tests in the scratch copy."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WHEYPOINT_", "PYTHON"))}
+    env.update(PYTHONPATH=str(scratch / "src"), PYTHONDONTWRITEBYTECODE="1")
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0",
+            *group.pytest_args, *group.tests]  # fmt: skip
+    started = time.monotonic()
+    # A session of its own, so a timeout kills the processes the tests started too.
+    child = subprocess.Popen(argv, cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             start_new_session=True)  # fmt: skip
+    try:
+        out, _ = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        return "timeout", time.monotonic() - started, ""
+    tail = "\n".join(out.decode("utf-8", "replace").strip().splitlines()[-15:])
+    return ("passed" if child.returncode == 0 else "failed"), time.monotonic() - started, tail
+
+
+def group_mutants(name: str) -> list[Mutant]:
+    found: list[Mutant] = []
+    for path in GROUPS[name].sources:
+        source = (ROOT / path).read_text(encoding="utf-8")
+        found += mutants_of(name, path, source)
+    return found
+
+
+def pick(found: list[Mutant], sample: int, seed: int) -> list[Mutant]:
+    """A seeded sample (0: all), in file order; the same ids on the same sources and seed."""
+    if sample <= 0 or sample >= len(found):
+        return found
+    chosen = set(random.Random(seed).sample(sorted(m.id for m in found), sample))
+    return [m for m in found if m.id in chosen]
+
+
+def run_group(name: str, scratch: Path, found: list[Mutant], chosen: list[Mutant], verbose: bool) -> Tally:
+    """Run the chosen mutants of a group (after one clean run that must pass, which also sets the timeout)."""
+    group = GROUPS[name]
+    verdict, clean, tail = run_tests(scratch, group, timeout=600)
+    if verdict != "passed":
+        raise SystemExit(f"{name}: the tests fail before any mutation; fix them first:\n{tail}")
+    timeout = max(30.0, 10 * clean)
+    print(f"== {name}: {len(found)} mutants, {len(chosen)} run; clean run {clean:.1f} s, timeout {timeout:.0f} s")
+    tally = Tally(total=len(found))
+    for number, mutant in enumerate(chosen, 1):
+        if mutant.id in EQUIVALENT:
+            tally.equivalent.append(mutant)
+            continue
+        target = scratch / mutant.path
+        original = target.read_text(encoding="utf-8")
+        target.write_text(mutant.apply(original), encoding="utf-8")
+        try:
+            verdict, seconds, tail = run_tests(scratch, group, timeout)
+        finally:
+            target.write_text(original, encoding="utf-8")
+        {"failed": tally.killed, "timeout": tally.timeouts, "passed": tally.survived}[verdict].append(mutant)
+        if verdict == "passed" or verbose:
+            print(f"  {number:>3} {verdict:<8} {seconds:5.1f} s  {mutant.id}\n      {mutant.describe()}")
+            if verbose and tail:
+                print("      " + tail.replace("\n", "\n      "))
+    return tally
+
+
+def report(tallies: dict[str, Tally], sample: int, seed: int, command: str) -> str:
+    lines = [
+        "# Mutation testing", "", f"Command: `{command}`", "",
+        f"Sample: {'every mutant' if sample <= 0 else f'{sample} per group'}, seed {seed}.", "",
+        "| group | mutants | run | killed | timeout | survived | equivalent | score (excl. equivalents) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]  # fmt: skip
+    for name, t in tallies.items():
+        run = len(t.killed) + len(t.timeouts) + len(t.survived)
+        score = "n/a" if t.score is None else f"{100 * t.score:.1f}%"
+        lines.append(f"| {name} | {t.total} | {run} | {len(t.killed)} | {len(t.timeouts)} | {len(t.survived)} "
+                     f"| {len(t.equivalent)} | {score} |")  # fmt: skip
+    for name, t in tallies.items():
+        if t.survived:
+            lines += ["", f"## Survivors: {name}", ""]
+            lines += [f"- `{m.id}` {m.describe()}" for m in t.survived]
+        if t.equivalent:
+            lines += ["", f"## Equivalent: {name}", ""]
+            lines += [f"- `{m.id}` {m.describe()}: {EQUIVALENT[m.id]}" for m in t.equivalent]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--groups", default=",".join(DEFAULT_GROUPS), help=f"comma-separated, of {sorted(GROUPS)}")
+    parser.add_argument("--sample", type=int, default=60, help="mutants per group, drawn with --seed (0: all)")
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--list", metavar="GROUP", help="print the group's mutants and stop")
+    parser.add_argument("--only", action="append", default=[], metavar="ID", help="run just these mutants")
+    parser.add_argument("--verbose", action="store_true", help="every verdict, with pytest's last lines")
+    args = parser.parse_args(argv)
+    if args.list:
+        for mutant in group_mutants(args.list):
+            mark = "  (equivalent)" if mutant.id in EQUIVALENT else ""
+            print(f"{mutant.id}\n    {mutant.describe()}{mark}")
+        return 0
+    names = sorted({i.split(":", 1)[0] for i in args.only}) if args.only else args.groups.split(",")
+    unknown = [n for n in names if n not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group(s) {unknown}; known: {sorted(GROUPS)}")
+    scratch = scratch_copy()
+    try:
+        tallies: dict[str, Tally] = {}
+        for name in names:
+            found = group_mutants(name)
+            chosen = [m for m in found if m.id in set(args.only)] if args.only else pick(found, args.sample, args.seed)
+            tallies[name] = run_group(name, scratch, found, chosen, args.verbose)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    command = "python3 bench/mutation.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = report(tallies, args.sample, args.seed, command.strip())
+    print(text)
+    if not args.only:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "mutation.md").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
