@@ -88,3 +88,27 @@ def test_strings_escape_exactly_as_rfc8785_says(text: str) -> None:
 def test_a_lone_surrogate_anywhere_is_refused(lone: str) -> None:
     with pytest.raises(CanonicalError):
         canonical_text({"k": lone})
+
+
+@pytest.mark.parametrize("edge", [2**53 - 1, -(2**53 - 1), 0])
+def test_integers_up_to_the_safe_limit_are_accepted(edge: int) -> None:
+    # The refused side (2**53) is above; this is the accepted side of the same boundary, on both signs.
+    assert canonical_text({"n": edge}) == '{"n":' + str(edge) + "}"
+
+
+def test_an_integer_just_past_the_safe_limit_is_refused_on_both_signs() -> None:
+    for bad in (2**53, -(2**53)):
+        with pytest.raises(CanonicalError, match="safe range"):
+            canonical_text([bad])
+
+
+@pytest.mark.parametrize("char", ["\ud7ff", "\ue000", "\uffff", "\U0010ffff"])
+def test_the_code_points_beside_the_surrogate_block_are_accepted(char: str) -> None:
+    # U+D7FF and U+E000 border U+D800-U+DFFF, which alone is refused: they are ordinary characters, kept as is.
+    assert canonical_bytes(char) == b'"' + char.encode("utf-8") + b'"'
+    assert canonical_text({char: char}) == '{"' + char + '":"' + char + '"}'
+
+
+def test_a_short_hash_is_twelve_hex_digits_unless_told() -> None:
+    value = {"work": "a"}
+    assert short_hash(value) == digest(value)[7:19] and len(short_hash(value, 16)) == 16
