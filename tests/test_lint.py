@@ -22,7 +22,7 @@ from test_noteparse import (
     resolved_record,
 )
 from wheypoint.model.kernel import apply
-from wheypoint.notes.lint import GATING, SEVERITY, Finding, clean, lint_note, lint_report
+from wheypoint.notes.lint import GATING, MAX_PER_CODE, SEVERITY, Finding, clean, lint_note, lint_report
 from wheypoint.notes.render import note_digest, render
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "notes.md"
@@ -228,6 +228,15 @@ fragments = st.lists(st.sampled_from([
 def test_lint_never_raises(data: str | bytes) -> None:
     findings = lint_note(data)
     assert all(f.code in SEVERITY and f.severity == SEVERITY[f.code] for f in findings)
+    # Not only "did not raise": the reply `lint` prints is well formed, and says clean exactly when nothing gates.
+    reply = lint_report(data)
+    assert set(reply) == {"format", "clean", "findings"}
+    assert reply["format"] in ("wheypoint", "legacy", "legacy-wrapped")
+    assert reply["findings"] == [f.as_json() for f in findings]
+    assert all(set(f) == {"code", "severity", "detail"} and f["detail"].strip() for f in reply["findings"])
+    assert reply["clean"] is (not any(f.severity == GATING for f in findings))
+    per_code = [sum(f.code == code for f in findings) for code in codes(findings)]
+    assert all(count <= MAX_PER_CODE + 1 for count in per_code)  # the cap, plus the line saying how many more
 
 
 def test_findings_of_one_code_are_capped() -> None:

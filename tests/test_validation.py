@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from wheypoint.model.contract import CONTRACTS
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import intent_problems, parse_json_document
+from wheypoint.model.kernel import Provenance, apply
 from wheypoint.model.rules import opens_markdown_block
 from wheypoint.model.shapes import SLUG_PATTERN, is_slug
 
@@ -176,7 +178,18 @@ def test_non_object_intents_are_wrong_type() -> None:
 
 @pytest.mark.parametrize("name", sorted(CONTRACTS))
 def test_published_schemas_are_valid_draft_2020_12(name: str) -> None:
-    jsonschema.Draft202012Validator.check_schema(CONTRACTS[name])
+    schema = CONTRACTS[name]
+    jsonschema.Draft202012Validator.check_schema(schema)  # raises SchemaError on a schema that is not 2020-12
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == f"urn:wheypoint:schema:{name}:1"
+    assert jsonschema.validators.validator_for(schema) is jsonschema.Draft202012Validator
+    # Every $ref resolves inside the schema: a dangling one would only fail on the first instance that reaches it.
+    refs = set(re.findall(r'"\$ref": "#/\$defs/([^"]+)"', json.dumps(schema)))
+    assert refs <= set(schema.get("$defs", {})), sorted(refs - set(schema.get("$defs", {})))
+    # And a real document of its kind passes the standard validator (the intent; the record and receipt it makes).
+    outcome = apply(None, GOOD, Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z"))
+    real = {"checkpoint-intent": GOOD, "wheypoint-record": outcome.record, "wheypoint-revision": outcome.revision}
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(real[name])) == []
 
 
 def test_a_standard_validator_agrees_on_schema_level_verdicts() -> None:
