@@ -50,8 +50,13 @@ class Group:
 
 GROUPS: dict[str, Group] = {
     "canonical": Group(("src/wheypoint/model/canonical.py",), ("tests/test_canonical.py", "tests/test_kernel.py")),
-    "kernel": Group(("src/wheypoint/model/kernel.py",), ("tests/test_kernel.py", "tests/test_records.py")),
-    "rules": Group(("src/wheypoint/model/rules.py",), ("tests/test_validation.py", "tests/test_kernel.py")),
+    "kernel": Group(
+        ("src/wheypoint/model/kernel.py",),
+        ("tests/test_kernel.py", "tests/test_kernel_changes.py", "tests/test_records.py"),
+    ),
+    "rules": Group(
+        ("src/wheypoint/model/rules.py",), ("tests/test_rules.py", "tests/test_validation.py", "tests/test_kernel.py")
+    ),
     # The PostgreSQL half of the contract suite needs a server; the SQLite half is what these mutants touch.
     "sqlite_store": Group(
         tuple(
