@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheypoint.model.credentials import ALLOWLIST, RULES, CredentialHit, scan_text
+from conftest import Reply, Runner
+from credential_formats import FORMATS, texts
+from wheypoint.model.credentials import ALLOWLIST, RULES, scan_text
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 
@@ -207,6 +209,30 @@ FAKES: list[tuple[str, Callable[[random.Random], tuple[str, str]]]] = [
 ]
 
 
+# Formats whose hand-written rule gave way to the generated gitleaks rules: the fake's label, the rule ids.
+GITLEAKS_IDS: dict[str, set[str]] = {
+    "github-token": {
+        "github-pat",
+        "github-oauth",
+        "github-app-token",
+        "github-refresh-token",
+        "github-fine-grained-pat",
+    },
+    "aws-access-key-id": {"aws-access-token"},
+    "stripe-key": {"stripe-access-token"},
+    "slack-webhook": {"slack-webhook-url"},
+    "google-api-key": {"gcp-api-key"},
+    "sendgrid-api-key": {"sendgrid-api-token"},
+    "twilio-api-key": {"twilio-api-key"},
+    "huggingface-token": {"huggingface-access-token"},
+    "authorization-header": {"authorization-header", "curl-auth-header"},  # gitleaks reads curl -H lines first
+}
+
+
+def _rule_ok(label: str, rule: str) -> bool:
+    return rule in GITLEAKS_IDS.get(label, {label})
+
+
 def _fakes(seed: int = 1234, rounds: int = 5) -> Iterator[tuple[str, str, str]]:
     rng = random.Random(seed)
     for _ in range(rounds):
@@ -222,7 +248,13 @@ def test_rule_table_is_documented_and_every_rule_is_exercised() -> None:
     ids = [rule_id for rule_id, _ in RULES]
     assert len(ids) == len(set(ids))
     assert all(desc.strip() for _, desc in RULES)
-    assert {rule for rule, _ in FAKES} == set(ids)
+    hand = set(ids)  # wheypoint's own rules; the generated gitleaks rules are listed in credential_rules.py
+    fired = {h.rule for _, text, _ in _fakes() for h in scan_text(text)}
+    rng = random.Random(1)
+    fired |= {h.rule for name in FORMATS for form in ("prose", "assignment") for text, _ in texts(name, rng, form)
+              for h in scan_text(text)}  # fmt: skip
+    assert hand <= fired, hand - fired
+    assert {label for label, _ in FAKES} - set(GITLEAKS_IDS) <= hand
     doc = (Path(__file__).resolve().parents[1] / "docs" / "credentials.md").read_text(encoding="utf-8")
     for rule_id in ids:
         assert f"`{rule_id}`" in doc, rule_id
@@ -239,14 +271,16 @@ def test_rule_fires_on_fake_value_with_exact_offsets(
         text, value = make(rng)
         hits = scan_text(text)
         start = text.index(value)
-        assert hits == [CredentialHit(rule=rule, start=start, end=start + len(value))], (rule, hits)
+        assert len(hits) == 1 and _rule_ok(rule, hits[0].rule), (rule, hits)
+        assert (hits[0].start, hits[0].end) == (start, start + len(value)), (rule, hits)
 
 
 def test_all_fakes_found_in_one_document_in_order() -> None:
     items = list(_fakes())
     text = "\n\nand then\n\n".join(t for _, t, _ in items)
     hits = scan_text(text)
-    assert [h.rule for h in hits] == [rule for rule, _, _ in items]
+    assert len(hits) == len(items)
+    assert all(_rule_ok(label, h.rule) for h, (label, _, _) in zip(hits, items, strict=True))
     assert hits == sorted(hits, key=lambda h: h.start)
     for hit, (_, _, value) in zip(hits, items, strict=True):
         assert text[hit.start : hit.end] == value
@@ -264,7 +298,8 @@ def test_specific_rule_wins_over_generic_ones() -> None:
     rng = random.Random(3)
     _, token = _github(rng)
     for text in (f"GITHUB_TOKEN={token}", f"Authorization: Bearer {token}", f"https://x:{token}@github.com/o/r"):
-        assert [h.rule for h in scan_text(text)] == ["github-token"], text
+        hits = scan_text(text)
+        assert len(hits) == 1 and _rule_ok("github-token", hits[0].rule), text
     _, jwt = _jwt(rng)
     assert [h.rule for h in scan_text(f"Authorization: Bearer {jwt}")] == ["jwt"]
 
@@ -342,7 +377,8 @@ def test_allowlist_suppresses(entry: str, text: str) -> None:
 def test_allowlist_does_not_hide_a_real_value_nearby() -> None:
     _, token = _github(random.Random(11))
     text = f"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nGITHUB_TOKEN={token}\napi_key: ${{API_KEY}}"
-    assert [h.rule for h in scan_text(text)] == ["github-token"]
+    hits = scan_text(text)
+    assert len(hits) == 1 and _rule_ok("github-token", hits[0].rule)
 
 
 # --- prose and code must pass ------------------------------------------------------------------------
@@ -445,7 +481,7 @@ def test_offsets_survive_surrounding_text(which: int, seed: int, before: str, af
     text, value = make(random.Random(seed))
     doc = f"{before}\n{text}\n{after}"
     start = doc.index(value)
-    assert CredentialHit(rule=rule, start=start, end=start + len(value)) in scan_text(doc)
+    assert any(_rule_ok(rule, h.rule) and (h.start, h.end) == (start, start + len(value)) for h in scan_text(doc)), rule
 
 
 # --- the real corpus: false positives ----------------------------------------------------------------
@@ -505,3 +541,70 @@ def test_no_false_positives_in_corpus_user_turns() -> None:
             flagged.extend(f"{path.name}: {hit.rule}" for hit in scan_text(text))
     assert turns > 100
     assert flagged == []
+
+
+# --- issue 12: formats nobody tuned for, in prose and assignment forms ------------------------------------
+# Before the gitleaks rules, this set (45 formats, seed below) was found at 68.2%: never caught were
+# DigitalOcean, Twilio SIDs, Mailgun, Linear, age and more; Shopify, Vault, Doppler, Databricks, Discord and
+# Telegram were found only as NAME=value; generic passwords in prose were mostly missed.
+
+
+@pytest.mark.parametrize("form", ["prose", "assignment"])
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_format_is_found_in_prose_and_assignments(name: str, form: str) -> None:
+    rng = random.Random(f"issue-12/{name}/{form}")
+    for _ in range(4):
+        for text, value in texts(name, rng, form):
+            start = text.index(value)
+            hits = [h for h in scan_text(text) if h.start < start + len(value) and h.end > start]
+            assert hits, (name, form, text.replace(value, "<value>"))
+
+
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
+
+
+@pytest.mark.parametrize("mark", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+@pytest.mark.parametrize("name", ["github-classic-pat", "digitalocean-pat", "aws-access-key-id", "slack-bot-token"])
+def test_an_invisible_character_inside_a_token_does_not_hide_it(name: str, mark: str) -> None:
+    value = FORMATS[name][0](random.Random(name))
+    hidden = value[:6] + mark + value[6:]
+    text = f"my token is {hidden} thanks"
+    hits = scan_text(text)
+    assert len(hits) == 1
+    start = text.index(hidden)
+    assert (hits[0].start, hits[0].end) == (start, start + len(hidden))  # offsets in the text as given
+
+
+def test_redact_and_has_credential() -> None:
+    from wheypoint.model.credentials import has_credential, redact
+
+    token = FORMATS["digitalocean-pat"][0](random.Random(1))
+    text = f"use {token} to log in, then\u200b {token[:9]}\u200b{token[9:]}."
+    assert has_credential(text) and not has_credential("use the token from the vault")
+    assert redact(text) == "use [redacted:digitalocean-pat] to log in, then\u200b [redacted:digitalocean-pat]."
+    assert redact("nothing here") == "nothing here"
+
+
+def test_snapshot_meat_refuses_a_turn_holding_a_credential(wp: Runner, tmp_path: Path) -> None:
+    token = FORMATS["github-classic-pat"][0](random.Random(2))
+    turns = {"u-1": "keep the retry cap at 30s", "u-2": f"my token is {token}, push it for me"}
+    records = [
+        {"type": "user", "uuid": turn_id, "sessionId": "s1", "cwd": str(tmp_path),
+         "timestamp": f"2026-11-30T10:0{i}:00Z", "message": {"role": "user", "content": text}}
+        for i, (turn_id, text) in enumerate(turns.items())
+    ]  # fmt: skip
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def snapshot(turn: str) -> Reply:
+        return wp("snapshot", "--stream", "s", "--meat", turn, "--type", "directive", "--transcript", str(transcript),
+                  "--out", str(out), "--format", "json")  # fmt: skip
+
+    refused = snapshot("u-2")
+    assert refused.json["error"]["code"] == "secret-pattern"
+    assert "turn u-2" in refused.stdout and token not in refused.stdout + refused.stderr
+    assert not list(out.iterdir())  # nothing written
+    assert snapshot("u-1").json["ok"] is True
+    assert token not in (out / "CHECKPOINT-s-llm.md").read_text(encoding="utf-8")

@@ -35,6 +35,8 @@ _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "
 _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived"}
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
+          # the scan every intent goes through: its hand-written rules and the generated gitleaks table (data)
+          "wheypoint.model.credential_hand", "wheypoint.model.credential_rules",
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases",
           "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
           "wheypoint.transcripts", "wheypoint.transcripts.model",

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
+    from wheypoint.notes.snapshot import MeatItem
+
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
@@ -84,6 +86,23 @@ def harvest_trailers(ctx: Context, choice: TranscriptChoice) -> dict[str, Any]:
             "trailers": [t.as_json() for t in found]}  # fmt: skip
 
 
+def _refuse_credentials(summary: str, items: list[MeatItem]) -> None:
+    """A snapshot copies turns verbatim into the checkout, so a turn holding a credential is refused, as checkpoint
+    refuses the same turn: the rules and turns are named, the value never."""
+    from wheypoint.model.rules import secret_problem
+
+    texts = [("summary", summary)] + [(f"turn {item.turn}", item.text) for item in items]
+    problems = [p for where, text in texts if (p := secret_problem(where, text)) is not None]
+    if problems:
+        named = ", ".join(p.path for p in problems)
+        raise Refusal(
+            "secret-pattern",
+            f"{named} looks like it holds a credential; the snapshot is not written (drop the turn, or remove the "
+            "secret from the transcript and say where it lives)",
+            problems=problems,
+        )
+
+
 def snapshot(
     ctx: Context, choice: TranscriptChoice, *, stream: str, summary: str, meat: list[dict[str, Any]], out: str | None
 ) -> dict[str, Any]:
@@ -113,6 +132,7 @@ def snapshot(
     for turn_id, item in wanted.items():
         turn = designated[turn_id]
         items.append(MeatItem(turn.id, item["type"], item.get("weight", 2), turn.text, "designated", turn.timestamp))
+    _refuse_credentials(summary, items)
     failed = sum(t.status != "ok" for t in trailers)
     status = status_of(items, failed)
     checkout = ctx.checkout

@@ -1,0 +1,362 @@
+"""Hand-written credential rules: the formats and contexts the gitleaks rule set lacks, and the looks-random test."""
+
+# credentials.py runs these together with the generated gitleaks rules (credential_rules.py).  A rule is
+# kept here only where gitleaks has no equivalent; docs/credentials.md says why for each one.  Every
+# pattern has a named group "v", the secret value whose offsets are reported.
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # Validators get the match and return False to drop it.
+    Validator = Callable[[re.Match[str]], bool]
+
+_AWS_DOC_VALUES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
+
+
+_NB = r"(?<![A-Za-z0-9_])"  # no word character just before
+_NA = r"(?![A-Za-z0-9_])"  # no word character just after
+_NAH = r"(?![A-Za-z0-9_-])"  # ... nor a hyphen
+
+_ASSIGN_KEYWORDS = (
+    r"pass(?:word|wd)|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key"
+)
+
+
+_PROSE_KEYWORDS = (
+    r"pass(?:word|wd|phrase)|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|credentials?|\bpat\b"
+)
+
+
+def _always(_m: re.Match[str]) -> bool:
+    return True
+
+
+def _b64url_json(part: str) -> object:
+    import base64
+
+    padded = part + "=" * (-len(part) % 4)
+    try:
+        return json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
+        return None
+
+
+def _check_jwt(m: re.Match[str]) -> bool:
+    header = _b64url_json(m.group("h"))
+    if not isinstance(header, dict) or not ({"alg", "typ", "kid", "enc"} & header.keys()):
+        return False
+    return isinstance(_b64url_json(m.group("p")), dict)
+
+
+def is_jwt_io_sample(m: re.Match[str]) -> bool:
+    """Allow-list: the jwt.io sample token, whatever its signature or extra claims."""
+    payload = _b64url_json(m.group("p"))
+    return isinstance(payload, dict) and payload.get("sub") == "1234567890" and payload.get("name") == "John Doe"
+
+
+def _check_openai(m: re.Match[str]) -> bool:
+    value = m.group("v")
+    if value.startswith(("sk-proj-", "sk-svcacct-", "sk-admin-")):
+        return True
+    body = value[3:]
+    return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+
+
+def _check_has_digit(m: re.Match[str]) -> bool:
+    return any(c.isdigit() for c in m.group("v"))
+
+
+def _check_two_classes(m: re.Match[str]) -> bool:
+    body = m.group("v").partition("-")[2]
+    return sum((any(c.isupper() for c in body), any(c.islower() for c in body), any(c.isdigit() for c in body))) >= 2
+
+
+def _check_auth_header(m: re.Match[str]) -> bool:
+    scheme = m.group("s").lower()
+    value = m.group("v")
+    if value.startswith("eyJ") and value.count(".") == 2:
+        return False  # a JWT: the jwt rule judges it (and knows the allow-listed samples)
+    if scheme == "basic":
+        import base64
+
+        try:
+            decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
+            return False
+        user, sep, password = decoded.partition(":")
+        return bool(sep) and len(password) >= 1 and not _is_placeholder_password(user, password)
+    return looks_random(value, min_len=12)
+
+
+_PLACEHOLDER_PASSWORDS = frozenset(
+    {"password", "passwd", "pass", "pwd", "pw", "secret", "pa55word", "passw0rd", "p@ssw0rd", "p@ssword"}
+)
+
+
+def _is_placeholder_password(user: str, password: str) -> bool:
+    return password.lower() in _PLACEHOLDER_PASSWORDS or password == user
+
+
+def _check_url_password(m: re.Match[str]) -> bool:
+    return not _is_placeholder_password(m.group("u"), m.group("v"))
+
+
+def _check_assignment(m: re.Match[str]) -> bool:
+    value = m.group("v")
+    if "pass" in m.group("n").lower():  # a password a person chose is shorter and less random than a token
+        chosen = looks_like_password(value) and not _is_placeholder_password("", value)
+        return chosen or looks_random(value, min_len=12)
+    return looks_random(value, min_len=12)
+
+
+def _check_discord(m: re.Match[str]) -> bool:
+    """A Discord bot token starts with the bot's numeric id in base64, after no word character."""
+    import base64
+
+    start = m.start("v")
+    if start and (m.string[start - 1].isalnum() or m.string[start - 1] in "_-"):
+        return False
+    part = m.group("v").split(".", 1)[0]
+    try:
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).isdigit()
+    except ValueError:  # binascii.Error is a ValueError
+        return False
+
+
+def _check_telegram(m: re.Match[str]) -> bool:
+    start = m.start("v")
+    if start and m.string[start - 1].isalnum():
+        return False
+    body = m.group("v").partition(":")[2]
+    return sum((any(c.isupper() for c in body), any(c.islower() for c in body), any(c.isdigit() for c in body))) >= 2
+
+
+def _check_word_start(m: re.Match[str]) -> bool:
+    start = m.start("v")
+    return not (start and (m.string[start - 1].isalnum() or m.string[start - 1] in "_-."))
+
+
+def looks_like_password(value: str) -> bool:
+    """A value a person chose as a password: 8+ characters mixing three classes, or random-looking."""
+    if len(value) < 8 or re.search(_NOT_SECRET_SRC, value):
+        return False
+    classes = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+    return classes >= 3 or looks_random(value, min_len=8)
+
+
+def value_group(m: re.Match[str]) -> str:
+    """The name of the group holding the secret: "v", or the one of v1, v2, ... that matched."""
+    if "v" in m.re.groupindex:
+        return "v"
+    return next(name for name in m.re.groupindex if name[0] == "v" and m.group(name) is not None)
+
+
+def _check_password_flag(m: re.Match[str]) -> bool:
+    value = m.group(value_group(m))
+    return len(value) >= 6 and not value.startswith("-") and not _is_placeholder_password("", value)
+
+
+def _check_prose(m: re.Match[str]) -> bool:
+    value = m.group("v")
+    if "pass" in m.group("k").lower():
+        return looks_like_password(value) and not _is_placeholder_password("", value)
+    return looks_random(value, min_len=12)
+
+
+# (rule id, pattern, validator).  Every pattern has a named group "v": the secret value whose
+# offsets are reported and which the allow-list is checked against.
+PATTERNS: tuple[tuple[str, str, Validator], ...] = (
+    (
+        "private-key",
+        r"(?P<v>-----BEGIN[ A-Z0-9]{0,20} PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:(?!-----)[\s\S]){0,400}?[A-Za-z0-9+/=]{40}"
+        # ... through the END line when there is one, else to the end of the first run of key material
+        r"(?:(?:(?!-----)[\s\S]){0,20000}?-----END[ A-Z0-9]{0,20} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=]*))",
+        _always,
+    ),
+    ("gcp-service-account", r"\"private_key_id\"\s*:\s*\"(?P<v>[0-9a-f]{40})\"", _always),
+    (
+        "jwt",
+        _NB + r"(?P<v>(?P<h>eyJ[A-Za-z0-9_-]{8,})\.(?P<p>[A-Za-z0-9_-]{8,})\.[A-Za-z0-9_-]{10,})" + _NAH,
+        _check_jwt,
+    ),
+    (
+        "aws-secret-access-key",
+        # an assignment, or a sentence: "the AWS secret access key is ..."
+        r"(?i:aws[_ ]?secret[_ ]?(?:access[_ ]?)?key|secret[_ ]?access[_ ]?key)[\"']?[ \t]*"
+        r"(?:[:=]|\s(?:is|was|=)\s|\s)[ \t]*[\"'`]?"
+        r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        _always,
+    ),
+    (
+        "discord-bot-token",
+        r"(?P<v>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})(?![A-Za-z0-9_-])",
+        _check_discord,
+    ),
+    ("telegram-bot-token", r"(?P<v>[0-9]{8,10}:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])", _check_telegram),
+    (
+        "mailgun-api-key",
+        r"(?P<v>key-[0-9a-f]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![A-Za-z0-9_-])",
+        _check_word_start,
+    ),
+    ("vault-token", r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,})(?![A-Za-z0-9_-])", _check_word_start),
+    ("new-relic-user-key", r"(?P<v>NRAK-[A-Z0-9]{27})(?![A-Za-z0-9_-])", _check_word_start),
+    ("twilio-account-sid", r"(?P<v>AC[0-9a-f]{32})(?![A-Za-z0-9_])", _check_word_start),
+    ("anthropic-api-key", _NB + r"(?P<v>sk-ant-[A-Za-z0-9_-]{20,})" + _NAH, _always),
+    (
+        "openai-api-key",
+        _NB + r"(?P<v>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20,})" + _NAH,
+        _check_openai,
+    ),
+    ("slack-token", _NB + r"(?P<v>xox[abprs]-[A-Za-z0-9-]{10,})" + _NAH, _check_has_digit),
+    ("pypi-token", _NB + r"(?P<v>pypi-AgE[A-Za-z0-9_-]{50,})" + _NAH, _always),
+    ("gitlab-token", _NB + r"(?P<v>gl(?:pat|dt|rt|ptt|oas)-[A-Za-z0-9_-]{20,})" + _NAH, _check_two_classes),
+    ("npm-token", r"(?P<v>(?<=_authToken=)[^\s\"']{8,}|" + _NB + r"npm_[A-Za-z0-9]{36}" + _NA + ")", _always),
+    ("azure-storage-key", r"(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{30,}={0,2})", _always),
+)
+
+# The generic rules run after the gitleaks rules: a specific format found at the same place wins.
+GENERIC: tuple[tuple[str, str, Validator], ...] = (
+    (
+        "authorization-header",
+        r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<s>(?i:bearer|basic|token))[ \t]+"
+        r"(?P<v>[A-Za-z0-9._~+/=-]+)",
+        _check_auth_header,
+    ),
+    (
+        "url-password",
+        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<u>[^\s:/@\"'<>]*):(?P<v>[^\s/@\"'`]+)@[A-Za-z0-9_\[][^\s/\"'`]*",
+        _check_url_password,
+    ),
+    (
+        "high-entropy-assignment",
+        r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+        r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
+        _check_assignment,
+    ),
+    (
+        "password-flag",
+        # mysql -p'...' / -pvalue (no space: "-p name" names a database), sshpass -p value, --password=value
+        r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p(?P<q1>['\"]?)(?P<v1>[^\s'\"]+)(?P=q1)"
+        r"|\bsshpass\s+-p\s*(?P<q2>['\"]?)(?P<v2>[^\s'\"]+)(?P=q2)"
+        r"|--password[= ](?P<q3>['\"]?)(?P<v3>[^\s'\"]+)(?P=q3))",
+        _check_password_flag,
+    ),
+    (
+        "prose-secret",
+        # a sentence naming a secret, then "is", ":" or "=", then the value: "the root password is ...",
+        # "my deploy token: ...".  The value must look random (a chosen password: mix three classes).
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:[ \t][\w.'-]{1,20}){0,3}?"
+        r"(?:[ \t]+(?i:is|was|will be|should be|set to|=|:)|:)[ \t]*(?P<q>[\"'`]?)"
+        r"(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
+        _check_prose,
+    ),
+)
+
+# --- allow-list -----------------------------------------------------------------------------------
+
+_PLACEHOLDER_SRC = (
+    r"(?i:example|dummy|placeholder|change[-_]?me|redacted|(?<![A-Za-z0-9])your[-_])"
+    r"|<[^<>]*>"
+    r"|\$\{|^\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%|\{\{|\}\}|^\{[A-Za-z0-9_.]*\}$"
+    r"|%(?:\([A-Za-z0-9_]+\))?s"
+    r"|[xX*0]{8,}|[xX*]{4,}$"
+    r"|\.\.\.|…"
+)
+
+
+def is_allowlisted(value: str) -> bool:
+    if value in _AWS_DOC_VALUES:
+        return True
+    return re.search(_PLACEHOLDER_SRC, value) is not None
+
+
+# --- "looks random" heuristic ----------------------------------------------------------------------
+
+_NOT_SECRET_SRC = (
+    r"\(|\)|\[$"  # a call: getpass(), os.getenv(...)
+    r"|^[a-z][a-z0-9+.-]*://"  # a URL (credentials in URLs are url-password's job)
+    r"|^\d{4}-\d\d-\d\d|^\d\d?:\d\d"  # a date or a time
+    r"|^v?\d+\.\d+(?:\.\d+)?(?:[-+.][A-Za-z0-9.]*)?$"  # a version number
+)
+_PATH_SRC = r"(?P<rel>~|\.\.?|[A-Za-z]:)?[/\\]"
+
+# Letter runs as identifiers split them: Capitalised or lower-case runs, ALL-CAPS runs.
+_WORD_SRC = r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])"
+
+# Frequent English letter pairs (255 of the 676).  Random letters hit this set about 38% of the
+# time; the letters of words, identifiers and passphrases hit it far more often.
+_BIGRAM_TEXT = (
+    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi "
+    "ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc "
+    "et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv "
+    "ia am fi ci vi pl ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do "
+    "uc bu ei ov by qu ck ow wn ox um ps br ok ey pp tt ff rr mm nn cc ml ym ue ga gi hu ub ys fu ph og ms ye "
+    "ud mb ip rl gu dr hr tw ft nu af vo rv nf xp gn sm fl iz nl my gl aw ju sy sl jo lf nv nk kn gs dy hy "
+    "ks xt lu go ht ru ug ds lt pi rc eg au ew mu bi pt ak pu ui rg ib tl ny ki rk ob ba cl cr cu da dd ef ep "
+    "fa oc oi rm rn sc up va wr yo ua ls"
+)
+_COMMON_BIGRAMS = frozenset(_BIGRAM_TEXT.split())
+
+
+def _wordy(value: str, word_re: re.Pattern[str], share: float) -> bool:
+    """True when most of value is made of English-looking words (identifiers, paths, passphrases)."""
+    covered = 0
+    for run in word_re.findall(value):
+        if len(run) < 3:
+            continue
+        low = run.lower()
+        common = sum(low[i : i + 2] in _COMMON_BIGRAMS for i in range(len(low) - 1))
+        if common >= 0.65 * (len(low) - 1):
+            covered += len(run)
+    return covered >= share * len(value)
+
+
+def shannon(value: str) -> float:
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def looks_random(value: str, min_len: int) -> bool:
+    """True when value reads like a generated secret rather than a word, a path, a name or code."""
+    if len(value) < min_len:
+        return False
+    word_re = re.compile(_WORD_SRC)
+    if re.search(_NOT_SECRET_SRC, value):
+        return False
+    has_lower = any(c.islower() for c in value)
+    has_upper = any(c.isupper() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    has_other = any(not c.isalnum() for c in value)
+    if not (has_lower or has_upper) or has_lower + has_upper + has_digit + has_other < 2:
+        return False  # one class only (a word, a number), or no letters at all (ids, dates)
+    # Half a short value in word-like runs reads as words; a long random value reaches half by chance (three
+    # random letters look like a word one time in seven), so long values need more of it.
+    if _wordy(value, word_re, 0.5 if len(value) < 32 else 0.65):
+        return False
+    path = re.match(_PATH_SRC, value)
+    if path and (path["rel"] or _wordy(value, word_re, 0.25) or value.rfind(".") > len(value) - 6):
+        return False  # a relative path, or an absolute one with words in it or a file extension
+    # Shannon entropy against the best a string of this length and alphabet could reach: random
+    # values sit near it, structured ones (timestamps, repeated patterns) well below.
+    if all(c in "0123456789abcdefABCDEF-" for c in value):
+        alphabet = 16
+    else:
+        alphabet = 26 * has_lower + 26 * has_upper + 10 * has_digit + 16 * has_other
+    best = math.log2(min(alphabet, len(value)))
+    return shannon(value) >= 0.62 * best if alphabet == 16 else shannon(value) >= 0.7 * best

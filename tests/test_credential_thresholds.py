@@ -1,0 +1,167 @@
+"""Every threshold of the credential scan pinned from both sides, so that moving one by a step fails a test."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+
+import pytest
+
+from credential_formats import B64URL, HEX, _s
+from wheypoint.model.credential_hand import looks_like_password, looks_random, shannon
+from wheypoint.model.credentials import scan_text
+
+
+def _rules(text: str) -> list[str]:
+    return [h.rule for h in scan_text(text)]
+
+
+# --- high-entropy-assignment ---------------------------------------------------------------------------
+
+
+def test_assignment_needs_twelve_characters() -> None:
+    assert _rules("api_key=qZ7xK2mP9vL4") == ["high-entropy-assignment"]  # 12
+    assert _rules("api_key=qZ7xK2mP9vL") == []  # 11
+
+
+def test_a_password_assignment_needs_eight_characters_of_three_classes() -> None:
+    assert _rules("DB_PASSWORD=r0fI^oC2") == ["high-entropy-assignment"]  # 8, four classes
+    assert _rules("DB_PASSWORD=r0fI^oC") == []  # 7
+    assert _rules("DB_PASSWORD=summerhouse24") == []  # two classes, made of words
+    assert looks_like_password("Tr0ub4dor&") and not looks_like_password("troubadour")
+
+
+@pytest.mark.parametrize(
+    ("value", "random_looking"),
+    [
+        ("qzxkmpvlwrt1", True),  # lower + digit: two classes
+        ("qzxkmpvlwrtn", False),  # one class
+        ("QZXKMPVLWRTN", False),
+        ("123456789012", False),  # no letter at all
+        ("1234-5678-90", False),
+    ],
+)
+def test_two_character_classes_and_a_letter(value: str, random_looking: bool) -> None:
+    assert looks_random(value, 12) is random_looking
+
+
+def test_hex_entropy_threshold_is_62_percent() -> None:
+    # 16 hex digits: the best is log2(16) = 4 bits, so the floor is 2.48.
+    below, above = "002455456224024f", "000fded21e02112d"
+    assert shannon(below) < 0.62 * 4 <= shannon(above)
+    assert not looks_random(below, 12) and looks_random(above, 12)
+
+
+def test_other_entropy_threshold_is_70_percent() -> None:
+    # 12 characters: the best is log2(12), so the floor is 0.7 * 3.585 = 2.51.
+    below, above = "3mt5w5m25w3w", "8w87js32838j"
+    floor = 0.7 * 3.5849625007211565
+    assert shannon(below) < floor <= shannon(above)
+    assert not looks_random(below, 12) and looks_random(above, 12)
+
+
+@pytest.mark.parametrize(
+    ("value", "random_looking"),
+    [
+        ("/q8z3k9/x7w2m4", True),  # absolute, no words, no extension: could be a secret
+        ("/q8z3k9/x7w2m4.q8z3", False),  # an extension of up to four characters makes it a file
+        ("/q8z3k9/x7w2m4.q8z3k", True),  # five is not an extension
+        ("./q8z3k9x7w2m4", False),  # relative paths never
+        ("~/q8z3k9x7w2m4", False),
+        ("C:\\q8z3k9x7w2m4", False),
+    ],
+)
+def test_path_and_extension_exemption(value: str, random_looking: bool) -> None:
+    assert looks_random(value, 12) is random_looking
+
+
+# --- jwt ---------------------------------------------------------------------------------------------
+
+
+def _b64(obj: object, pad: bool = False) -> str:
+    raw = base64.urlsafe_b64encode(json.dumps(obj).encode()).decode()
+    return raw if pad else raw.rstrip("=")
+
+
+def test_jwt_header_must_name_alg_typ_kid_or_enc() -> None:
+    rng = random.Random(4)
+    payload, signature = _b64({"sub": "42", "iat": 1700000000}), _s(rng, B64URL, 43)
+    for key in ("alg", "typ", "kid", "enc"):
+        assert _rules(f"{_b64({key: 'x'})}.{payload}.{signature}") == ["jwt"], key
+    assert _rules(f"{_b64({'foo': 'HS256'})}.{payload}.{signature}") == []
+
+
+def test_jwt_payload_must_decode_to_an_object() -> None:
+    header, signature = _b64({"alg": "HS256"}), _s(random.Random(5), B64URL, 43)
+    assert _rules(f"{header}.{_b64({'sub': '42'})}.{signature}") == ["jwt"]
+    assert _rules(f"{header}.{_b64(['sub', '42'])}.{signature}") == []  # a list, not an object
+
+
+def test_jwt_parts_that_need_padding_still_decode() -> None:
+    # a header whose base64 length is not a multiple of 4: it decodes only once padding is restored
+    header = _b64({"alg": "HS256", "typ": "JWT", "x": "y"})
+    assert len(header) % 4
+    assert _rules(f"{header}.{_b64({'sub': '42'})}.{_s(random.Random(6), B64URL, 43)}") == ["jwt"]
+
+
+# --- openai, authorization header ------------------------------------------------------------------------
+
+
+def test_letters_only_sk_string_is_not_an_openai_key() -> None:
+    assert _rules("sk-" + "abcdefghijklmnopqrstuvwx") == []
+    assert _rules("sk-" + "abcdefghijklmnopqrstuvw1") == ["openai-api-key"]
+
+
+@pytest.mark.parametrize(
+    ("header", "fires"),
+    [
+        ("Basic " + base64.b64encode(b"deploy:s3cr3tPa55w0rd").decode(), True),
+        ("Basic " + base64.b64encode(b"deploy:password").decode(), False),  # placeholder password
+        ("Basic " + base64.b64encode(b"guest:guest").decode(), False),  # password equal to the user
+        ("Basic " + base64.b64encode(b"no-colon-here").decode(), False),  # not user:password
+        ("Basic not*base64!", False),
+        ("Bearer q8Z3k9X7w2M4", True),  # 12 random characters
+        ("Bearer q8Z3k9X7w2M", False),  # 11
+    ],
+)
+def test_authorization_header(header: str, fires: bool) -> None:
+    assert bool(scan_text(f"Authorization: {header}")) is fires
+
+
+# --- hand-written formats and the generated rules' own floors --------------------------------------------
+
+
+def test_discord_token_starts_with_a_numeric_id() -> None:
+    rng = random.Random(7)
+    tail = f".{_s(rng, B64URL, 6)}.{_s(rng, B64URL, 38)}"
+    numeric = base64.b64encode(b"123456789012345678").decode().rstrip("=")
+    wordy = base64.b64encode(b"abcdefghijklmnopqr").decode().rstrip("=")
+    assert _rules("bot " + numeric + tail) == ["discord-bot-token"]
+    assert _rules("bot " + wordy + tail) == []
+
+
+def test_telegram_token_needs_eight_to_ten_digits_and_mixed_classes() -> None:
+    body = "AA" + _s(random.Random(8), B64URL, 33)
+    assert _rules("12345678:" + body) == ["telegram-bot-token"]
+    assert _rules("1234567:" + body) == []
+    assert _rules("12345678:" + "a" * 35) == []
+
+
+def test_gitleaks_entropy_floor() -> None:
+    # shopify-access-token drops values of entropy <= 2 bits
+    assert _rules("sh" + "pat_" + "ab" * 16) == []
+    assert _rules("sh" + "pat_" + _s(random.Random(9), HEX, 32)) == ["shopify-access-token"]
+
+
+def test_prose_secret_allows_three_words_between_name_and_verb() -> None:
+    value = "qZ7xK2mP9vL4wR8t"
+    assert _rules(f"the token for the prod is {value}") == ["prose-secret"]
+    assert _rules(f"the token for the old prod db is {value}") == []
+
+
+def test_mysql_password_flag() -> None:
+    assert _rules("mysql -u root -p'Zq8!rT5wNm' shop") == ["password-flag"]
+    assert _rules("mysql -u root -pZq8rT5 shop") == ["password-flag"]  # six characters
+    assert _rules("mysql -u root -pZq8rT shop") == []  # five
+    assert _rules("mysql -u root -p shop") == []  # -p alone asks for the password
