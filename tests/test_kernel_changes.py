@@ -7,8 +7,17 @@ from typing import Any
 import pytest
 
 from test_kernel import GENESIS, PROV, entry, first
+from wheypoint.model.canonical import digest
 from wheypoint.model.errors import Refusal
-from wheypoint.model.kernel import Provenance, apply, derive_slug, genesis_identity, work_id_for
+from wheypoint.model.kernel import (
+    Provenance,
+    apply,
+    derive_slug,
+    genesis_identity,
+    make_receipt,
+    request_digest,
+    work_id_for,
+)
 
 
 def refused(head: dict[str, Any] | None, intent: dict[str, Any], prov: Provenance = PROV) -> list[tuple[str, str]]:
@@ -223,6 +232,12 @@ def test_quote_turns_and_meat_come_from_provenance_and_meat_accumulates() -> Non
     assert apply(record, {"notes": "n"}, PROV).record["meat"] == record["meat"]
 
 
+def test_local_references_come_from_context_links_and_edges() -> None:
+    prov = PROV._replace(local_refs=frozenset({"xdg:shop/c.md", "xdg:shop/e.md", "xdg:shop/unused.md"}))
+    intent = {**GENESIS, "working_context": ["xdg:shop/c.md"], "links": [{"ref": "xdg:shop/e.md", "kind": "informs"}]}
+    assert apply(None, intent, prov).record["local_references"] == ["xdg:shop/c.md", "xdg:shop/e.md"]
+
+
 def test_local_references_stay_known_from_the_head() -> None:
     prov = PROV._replace(local_refs=frozenset({"xdg:shop/a.md"}))
     head = apply(None, {**GENESIS, "artifact_links": [{"ref": "xdg:shop/a.md"}]}, prov).record
@@ -234,6 +249,46 @@ def test_working_context_is_carried_unless_restated() -> None:
     head = apply(None, {**GENESIS, "working_context": ["a.py:1"]}, PROV).record
     assert apply(head, {"notes": "n"}, PROV).record["working_context"] == ["a.py:1"]
     assert apply(head, {"working_context": []}, PROV).record["working_context"] == []
+
+
+# --- ids and the receipt -------------------------------------------------------------------------------------------
+
+
+def test_the_revision_id_covers_the_whole_intent_except_its_base() -> None:
+    head = first()
+    based = apply(head, {"notes": "n", "base_revision_id": head["revision_id"]}, PROV).record
+    assert based["revision_id"] == apply(head, {"notes": "n"}, PROV).record["revision_id"]
+    assert (
+        based["revision_id"]
+        != apply(head, {"notes": "m", "base_revision_id": head["revision_id"]}, PROV).record["revision_id"]
+    )
+    assert request_digest({"notes": "n", "base_revision_id": "rev-1"}) == digest({"notes": "n"})
+
+
+def test_the_receipt_lists_the_entries_added_in_list_order() -> None:
+    outcome = apply(None, GENESIS, PROV)
+    record = outcome.record
+    assert outcome.revision["added"] == [entry(record, "decision")["id"], entry(record, "question")["id"]]
+    later = apply(record, {"notes": "n"}, PROV).revision
+    assert (later["added"], later["transitioned"], later["links_added"], later["links_removed"]) == ([], [], [], [])
+
+
+def test_a_receipt_made_for_another_command_changes_no_notes_and_compacts_nothing_unless_told() -> None:
+    # fork and join build their receipts with make_receipt's defaults: a default flipped would misreport them.
+    record = first()
+    receipt = make_receipt(record, "sha256:" + "0" * 64, "t", added=[], transitioned=[], links_added=["x"])
+    assert (receipt["notes_changed"], receipt["compacted"], receipt["links_removed"]) == (False, False, [])
+    assert receipt["links_added"] == ["x"] and receipt["record_digest"] == record["record_digest"]
+    told = make_receipt(record, "r", "t", added=[], transitioned=[], links_added=[], links_removed=["y"],
+                        notes_changed=True, compacted=True)  # fmt: skip
+    assert (told["notes_changed"], told["compacted"], told["links_removed"]) == (True, True, ["y"])
+
+
+def test_an_entry_gates_only_when_it_says_so() -> None:
+    record = apply(
+        None, {"orientation": "Open.", "next": {"move": "hold"}, "questions": [{"text": "Why?"}]}, PROV
+    ).record
+    assert entry(record, "question")["gates"] is False and record["status"] == "ok"
 
 
 # --- the derived slug's bound ---------------------------------------------------------------------------------------
