@@ -1,9 +1,10 @@
-"""Measure wheypoint.model.credentials: recall, firing on near-misses, and false positives on real transcripts."""
+"""Measure wheypoint.model.credentials: recall per format, near-misses, false positives on real prompts, speed."""
 
-# Recall is measured on generated fake credentials, false positives over the user turns of the real
-# transcripts in ../shared/corpus.
+# Recall is measured on generated fake credentials: 45 formats in prose and in assignment forms
+# (tests/credential_formats.py), and the older per-rule set below.  False positives are counted over the
+# user turns of the real transcripts in ../shared/corpus, and the scan speed over the same text.
 #
-# Run from the repository root:  python3 bench/credentials_eval.py  [--seed N] [--verbose]
+# Run from the repository root:  python3 bench/credentials_eval.py  [--seed N] [--verbose] [--all]
 #
 # Every fake value is generated here from a fixed seed; nothing realistic is stored in the repository.
 # Matched values are never printed: contexts are shown with each hit replaced by [REDACTED:<rule>].
@@ -22,8 +23,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))  # the format set is shared with the tests
 
-from wheypoint.model.credentials import RULES, CredentialHit, scan_text  # noqa: E402
+from credential_formats import FORMATS  # noqa: E402
+from credential_formats import texts as format_texts  # noqa: E402
+from wheypoint.model.credential_hand import looks_random  # noqa: E402
+from wheypoint.model.credentials import CredentialHit, scan_text  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -577,6 +582,29 @@ def transcripts() -> list[Path]:
     return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".jsonl", ".json") and "metadata" not in p.name)
 
 
+def speed(files: list[Path]) -> None:
+    """Scan speed on prompt text: each real user turn scanned alone, and all of them as one text."""
+    prompts = [t for path in files for t in user_turns(path)]
+    joined = "\n\n".join(prompts)
+    size = sum(len(t.encode("utf-8")) for t in prompts)
+    scan_text(joined)  # the first scan loads the rules and compiles what the corpus needs
+    print("## Scan speed on the corpus's user turns\n")
+    print(f"{len(prompts)} turns, {size / 1e6:.3f} MB; best of 5 passes\n")
+    print("| how | MB/s |")
+    print("|---|---:|")
+    for label, batch in (("each turn alone", prompts), ("all turns as one text", [joined])):
+        best = min(_timed(batch) for _ in range(5))
+        print(f"| {label} | {size / 1e6 / best:.1f} |")
+    print()
+
+
+def _timed(batch: list[str]) -> float:
+    start = time.perf_counter()
+    for text in batch:
+        scan_text(text)
+    return time.perf_counter() - start
+
+
 # --- report -----------------------------------------------------------------------------------------
 
 
@@ -584,40 +612,62 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--seed", type=int, default=20260223)
     ap.add_argument("--per-rule", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of every template per format")
     ap.add_argument("--all", action="store_true", help="also scan every string in the transcripts, not just user turns")
     ap.add_argument("--verbose", action="store_true", help="list misses (rule and shape only)")
     args = ap.parse_args()
     t0 = time.perf_counter()
 
-    # (a) recall
-    per_rule: dict[str, list[int]] = {rule_id: [0, 0, 0] for rule_id, _ in RULES}  # total, found, right rule
+    # (a) recall per format, prose and assignment forms
+    rng = random.Random(args.seed)
+    print("## Recall per format (prose and assignment forms)\n")
+    print(f"seed {args.seed}, {args.rounds} rounds of every template\n")
+    print("| format | prose | found | assignment | found |")
+    print("|---|---:|---:|---:|---:|")
+    sums = {"prose": [0, 0], "assignment": [0, 0]}
+    for name in FORMATS:
+        cells = []
+        for form in ("prose", "assignment"):
+            n = found_n = 0
+            for _ in range(args.rounds):
+                for text, value in format_texts(name, rng, form):
+                    start = text.index(value)
+                    n += 1
+                    hit = any(h.start < start + len(value) and h.end > start for h in scan_text(text))
+                    found_n += hit
+                    if not hit and args.verbose:
+                        print(f"MISS {name} {form}: {text.replace(value, '<value>')[:100]}", file=sys.stderr)
+            sums[form][0] += n
+            sums[form][1] += found_n
+            cells += [str(n), f"{found_n / n:.1%}"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    (pn, pf), (an, af) = sums["prose"], sums["assignment"]
+    print(f"| **{len(FORMATS)} formats** | **{pn}** | **{pf / pn:.1%}** | **{an}** | **{af / an:.1%}** |\n")
+    print(f"all forms: {pf + af}/{pn + an} = {(pf + af) / (pn + an):.2%}\n")
+
+    # (a') the older per-rule set: snippets in .env files, logs, Markdown, JSON
+    per_rule: dict[str, list[int]] = {rule_id: [0, 0] for rule_id in GENERATORS}  # total, found
     for rule, text, start, end in fake_set(args.seed, args.per_rule):
         hits = [h for h in scan_text(text) if h.start < end and h.end > start]
         stats = per_rule[rule]
         stats[0] += 1
-        if hits:
-            stats[1] += 1
-            stats[2] += any(h.rule == rule for h in hits)
-        elif args.verbose:
+        stats[1] += bool(hits)
+        if not hits and args.verbose:
             shape = "".join(
                 "a" if c.islower() else "A" if c.isupper() else "9" if c.isdigit() else c for c in text[start:end]
             )
             print(f"MISS {rule}: {shape[:60]}", file=sys.stderr)
     total = sum(s[0] for s in per_rule.values())
     found = sum(s[1] for s in per_rule.values())
-    right = sum(s[2] for s in per_rule.values())
-
-    print("## Recall on generated fake credentials\n")
-    print(f"seed {args.seed}, {args.per_rule} per rule\n")
-    print("| rule | fakes | detected | recall | by this rule |")
-    print("|---|---:|---:|---:|---:|")
-    for rule_id, (n, f, r) in per_rule.items():
-        print(f"| {rule_id} | {n} | {f} | {f / n:.1%} | {r} |")
-    print(f"| **all** | **{total}** | **{found}** | **{found / total:.1%}** | **{right}** |\n")
+    print("## Recall on the per-rule fake set\n")
+    print(f"seed {args.seed}, {args.per_rule} per shape\n")
+    print("| shape | fakes | detected | recall |")
+    print("|---|---:|---:|---:|")
+    for rule_id, (n, f) in per_rule.items():
+        print(f"| {rule_id} | {n} | {f} | {f / n:.1%} |")
+    print(f"| **all** | **{total}** | **{found}** | **{found / total:.1%}** |\n")
 
     # The generic rule on bare random values: what share of random strings it would miss.
-    from wheypoint.model.credentials import _looks_random  # the heuristic behind high-entropy-assignment
-
     rng = random.Random(args.seed)
     alphabets = {
         "hex": HEX,
@@ -633,7 +683,7 @@ def main() -> int:
     for name, alphabet in alphabets.items():
         cells = []
         for n in lengths:
-            misses = sum(not _looks_random("".join(rng.choice(alphabet) for _ in range(n)), 12) for _ in range(2000))
+            misses = sum(not looks_random("".join(rng.choice(alphabet) for _ in range(n)), 12) for _ in range(2000))
             cells.append(f"{misses / 2000:.1%}")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print()
@@ -688,6 +738,7 @@ def main() -> int:
             print(line)
         if listing:
             print()
+    speed(files)
     print(f"_elapsed {time.perf_counter() - t0:.2f} s_")
     return 0
 

@@ -56,7 +56,8 @@ def _discord(rng: random.Random) -> str:
 
 def _password(rng: random.Random) -> str:
     while True:
-        value = _s(rng, ALNUM + "!#%&*+-=?@^_", rng.randint(10, 18))
+        # no '%': a value holding %s or %NAME% reads as a format string or a variable (documented allow-list)
+        value = _s(rng, ALNUM + "!#&*+-=?@^_", rng.randint(10, 18))
         if any(not c.isalnum() for c in value) and any(c.isdigit() for c in value):
             return value
 

@@ -153,7 +153,8 @@ def looks_like_password(value: str) -> bool:
         + any(c.isdigit() for c in value)
         + any(not c.isalnum() for c in value)
     )
-    return classes >= 3 or looks_random(value, min_len=8)
+    # three classes, unless the value is mostly words: identifiers such as deploy-cache-main_42 mix three too
+    return (classes >= 3 and not _wordy(value, re.compile(_WORD_SRC), 0.6)) or looks_random(value, min_len=8)
 
 
 def value_group(m: re.Match[str]) -> str:
