@@ -157,3 +157,13 @@ def test_multi_line_fields_are_told_by_their_last_key() -> None:
 def test_walk_strings_gives_every_string_with_its_path_and_no_key() -> None:
     value = {"a": ["x", {"b": "y", "n": 3}], "k": None}
     assert list(walk_strings(value)) == [("$.a[0]", "x"), ("$.a[1].b", "y")]
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x08", "\x0b", "\x0c", "\x0e", "\x1f", "\x7f"])
+def test_c0_controls_and_del_are_refused_even_in_multi_line_text(char: str) -> None:
+    assert found(changed(notes=f"a{char}b")) == [("control-character", "$.notes")]
+
+
+@pytest.mark.parametrize("char", ["\t", "\n", "\r", " ", "\u00a0", "\u0085"])
+def test_tab_line_breaks_and_spaces_beside_the_controls_are_kept_in_multi_line_text(char: str) -> None:
+    assert found(changed(notes=f"a{char}b")) == []
