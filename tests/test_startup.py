@@ -27,17 +27,18 @@ HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib"
          "threading", "locale", "copy"}  # fmt: skip
 
 _CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands", "wheypoint.model",
-        "wheypoint.model.errors", "wheypoint.model.records"}  # fmt: skip
+        "wheypoint.model.errors", "wheypoint.model.records", "wheypoint.model.replies"}  # fmt: skip
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
             "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig"}  # fmt: skip
 _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
           "wheypoint.store.sqlite.schema", "wheypoint.store.sql", "wheypoint.store.sqlparts"}  # fmt: skip
-_RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived"}
+_RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.notes.escapes",
+           "wheypoint.model.characters"}  # fmt: skip
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
           # the scan every intent goes through: its hand-written rules and the generated gitleaks table (data)
           "wheypoint.model.credential_hand", "wheypoint.model.credential_rules",
-          "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases",
+          "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
           "wheypoint.transcripts", "wheypoint.transcripts.model",
           "wheypoint.transcripts.homes", "wheypoint.transcripts.live"}  # fmt: skip

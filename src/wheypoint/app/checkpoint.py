@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
-from wheypoint.app.workspace import Checkout, file_digest, find_checkout
+from wheypoint.app.workspace import Checkout, file_digest, find_checkout, inside
+from wheypoint.model.characters import first_hidden
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.intake import require_valid
 from wheypoint.model.kernel import Provenance, apply, genesis_identity, record_refs, request_digest, revision_id_for
@@ -83,6 +84,12 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
     git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
     # Never the intent's (contract.py): the transcript named, else WHEYPOINT_SESSION, else the one live session.
     session = (grounding.session if grounding else None) or ctx.session() or _live_session(ctx, project_key)
+    if session and first_hidden(f"{session['harness']}:{session['id']}") is not None:
+        # The id comes from a transcript or the environment and goes on the note's `session:` line: a line break or
+        # hidden character there would split or disguise that line, so the session is left out, with a warning.
+        warnings.append(Problem("session-unusable", "$.session", "the session id holds a line break or a hidden "
+                                "character; the revision records no session"))  # fmt: skip
+        session = None
     prov = Provenance(
         project_key=project_key, captured_at=ctx.now(), session=session, git=git, pins=pins,
         local_refs=frozenset(local), file_digests=digests,
@@ -115,16 +122,50 @@ def write_note(ctx: Context, record: dict[str, Any], options: NoteOptions) -> tu
     """(note path, durability, warnings): the note is derived, so failing to write it is a warning."""
     if options.no_note:
         return None, "canonical-local", []
-    from wheypoint.notes.files import write_atomic
+    from wheypoint.notes.files import ignore_temps, replace_note
     from wheypoint.notes.render import render  # validate never renders: only a written checkpoint has a note
 
     path = note_path_for(ctx, record["slug"], options)
+    escaped = note_dir_escapes(ctx, path, options)
+    if escaped is not None:
+        return None, "canonical-local", [escaped]
     try:
-        write_atomic(path, render(record))
+        kept = replace_note(path, render(record))
     except OSError as exc:
         return None, "canonical-local", [Problem("note-unwritable", path, f"the note was not written: {exc}")]
-    durability = "repo-snapshot" if find_checkout(os.path.dirname(path)) is not None else "canonical-local"
-    return path, durability, []
+    durability = note_durability(ctx, path)
+    if durability == "repo-snapshot":
+        ignore_temps(os.path.dirname(path))
+    return path, durability, [hand_edit_kept(kept)] if kept else []
+
+
+def note_dir_escapes(ctx: Context, path: str, options: NoteOptions) -> Problem | None:
+    """The warning when the default note folder resolves outside its checkout, where the note is not written.
+
+    A cloned repository may hold `.cheese` or `.cheese/notes` as a symbolic link to anywhere on the machine;
+    following it would write where the person never asked. `--note-dir` names a folder on purpose and is followed.
+    """
+    checkout = ctx.checkout
+    if options.note_dir or checkout is None or inside(os.path.dirname(path), checkout.toplevel):
+        return None
+    real = os.path.realpath(os.path.dirname(path))
+    why = f"the note folder resolves to {real}, outside the checkout (a symbolic link?); the note was not written"
+    return Problem("note-outside-checkout", path, why + " there: pass --note-dir to choose a folder")
+
+
+def note_durability(ctx: Context, path: str) -> str:
+    """`repo-snapshot` when the note's real folder lies in the checkout the command runs in (or, outside any, in
+    a checkout of its own); symbolic links and `..` are resolved first, so neither can borrow a checkout."""
+    folder = os.path.realpath(os.path.dirname(path))
+    own = find_checkout(folder)
+    here = ctx.checkout
+    same = own is not None and (here is None or os.path.realpath(own.toplevel) == os.path.realpath(here.toplevel))
+    return "repo-snapshot" if same else "canonical-local"
+
+
+def hand_edit_kept(kept: str) -> Problem:
+    """The warning that a note a person had edited was moved aside, not lost, before the new one was written."""
+    return Problem("note-hand-edit-kept", kept, "the note had been edited by hand; the edited copy is kept here")
 
 
 class Grounding(Record):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for, place_of
 from wheypoint.model.errors import Refusal
-from wheypoint.notes.files import note_state, write_atomic
+from wheypoint.notes.files import note_state, replace_note
 from wheypoint.notes.render import render
 
 TYPE_CHECKING = False
@@ -29,14 +29,16 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
     path = note_path_for(ctx, record["slug"], notes) if notes.note_dir else place_of(ctx, work).note_path
     expected = None if revision_id is not None else render(record)
     state = "not-head" if expected is None else note_state(path, expected)
+    kept = None
     if repair_note and expected is not None and state in ("stale", "missing"):
         try:
-            write_atomic(path, expected)
+            kept = replace_note(path, expected)
         except OSError as exc:  # the same refusal checkpoint gives as a warning: the store is untouched
             raise Refusal("note-unwritable", f"the note was not written to {path}: {exc.strerror or exc}",
                           details={"note_path": path}) from None  # fmt: skip
         state = "rewritten"
-    return {"work_id": work.work_id, "record": record, "note": {"path": path, "state": state}, "backlinks": pointing}
+    note = {"path": path, "state": state, **({"hand_edit_kept": kept} if kept else {})}
+    return {"work_id": work.work_id, "record": record, "note": note, "backlinks": pointing}
 
 
 def log(ctx: Context, ref: str) -> dict[str, Any]:
@@ -77,7 +79,8 @@ def note_text(record: dict[str, Any]) -> str:
 def _revision_number(ref: str) -> int | None:
     """The number a revision reference gives (`2`, or the label `log` prints, `r2`); None for an id."""
     number = ref[1:] if ref[:1] in ("r", "R") else ref
-    return int(number) if number.isdigit() else None
+    # ASCII and bounded: int() refuses other digits ('²') and takes seconds over thousands of them.
+    return int(number) if number.isascii() and number.isdigit() and len(number) <= 9 else None
 
 
 def revision_named(revisions: list[dict[str, Any]], ref: str) -> str:

@@ -12,7 +12,8 @@ from wheypoint.app.workspace import file_digest
 from wheypoint.model.derived import GATING_KINDS
 from wheypoint.model.errors import ADVISORY, GATING, Finding
 from wheypoint.model.refs import line_ref_path, pinned_refs, ref_kind
-from wheypoint.notes.render import note_digest, render
+from wheypoint.notes.files import MAX_NOTE_BYTES, note_state
+from wheypoint.notes.render import carries_own_digest, render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,20 +49,22 @@ def lineage_findings(record: dict[str, Any]) -> list[Finding]:
 
 def note_findings(record: dict[str, Any], note: str) -> list[Finding]:
     """The note on disk against the record: missing, hand-edited, or behind the store."""
-    try:
-        with open(note, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
+    # Bytes, not text mode: universal newlines would read a carriage return as a line break (notes/files.py).
+    state = note_state(note, render(record))
+    if state == "current":
+        return []
+    if state == "missing":
         return [Finding("note-missing", ADVISORY, f"no note at {note}; `show --write-note` renders it")]
+    try:
+        with open(note, "rb") as handle:
+            text = handle.read(MAX_NOTE_BYTES + 1).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Finding("note-unreadable", ADVISORY, f"{note}: {exc}")]
-    if text == render(record):
-        return []
+    if not carries_own_digest(text):
+        return [Finding("note-hand-edited", GATING, f"{note} was edited by hand; the store holds the handoff")]
     from wheypoint.notes.parse import parse_note
 
     pins = parse_note(text).wheypoint or {}
-    if pins.get("note_digest") != note_digest(text):
-        return [Finding("note-hand-edited", GATING, f"{note} was edited by hand; the store holds the handoff")]
     behind = pins.get("revision_id", "?")
     return [Finding("note-stale", ADVISORY, f"{note} shows {behind}; the head is {record['revision_id']}")]
 

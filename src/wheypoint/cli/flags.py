@@ -38,7 +38,7 @@ from wheypoint.cli.commands import BY_NAME, usage
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
 from wheypoint.model.records import Record
-from wheypoint.model.shapes import is_slug, is_work_id
+from wheypoint.model.shapes import RESERVED_SLUGS, is_slug, is_work_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -331,7 +331,7 @@ def parse_intent_command(argv: list[str], command: str = "checkpoint") -> Parsed
         if target is not None:
             if is_work_id(target):
                 intent["work_id"] = target
-            elif is_slug(target):
+            elif is_slug(target) or target in RESERVED_SLUGS:  # a device name is refused by the slug's own rule
                 if intent.get("slug", target) != target:
                     raise Refusal("flag-conflict", f"--slug {intent['slug']} differs from the target {target}")
                 intent["slug"] = target

@@ -17,7 +17,10 @@ def derive_status(entries: list[dict[str, Any]]) -> str:
     gates = [e for e in entries if e["state"] == "active" and e["kind"] in GATING_KINDS and e["gates"]]
     if not gates:
         return "ok"
-    line = " ".join(gates[0]["text"].split())
+    from wheypoint.model.characters import without_hidden
+
+    # One visible line: the status is printed on the note's first line, which readers split with splitlines.
+    line = " ".join(word for word in map(without_hidden, gates[0]["text"].split()) if word)
     if len(line) > STATUS_TEXT_LIMIT:
         line = line[: STATUS_TEXT_LIMIT - 1].rstrip() + "…"
     more = f" (+{len(gates) - 1} more)" if len(gates) > 1 else ""

@@ -118,7 +118,9 @@ def derive_slug(text: str) -> str:
         if len(candidate) > 48:
             break
         slug = candidate
-    return slug or "work"
+    from wheypoint.model.shapes import RESERVED_SLUGS
+
+    return f"{slug}-work" if slug in RESERVED_SLUGS else slug or "work"
 
 
 def work_id_for(project_key: str, slug: str) -> str:

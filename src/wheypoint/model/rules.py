@@ -31,8 +31,10 @@ _PR_REFERENCE = r"^(?:PR#\d+|https?://\S+/pull/\d+\S*|https?://\S+/merge_request
 MULTILINE_KEYS = frozenset(
     {"text", "quote", "rationale", "notes", "evidence", "breaks", "option", "fork", "prior_leaning"}
 )
-# C0 controls other than tab, newline and carriage return have no place in handoff text.
-_CONTROL = frozenset([*map(chr, range(0x00, 0x09)), "\x0b", "\x0c", *map(chr, range(0x0E, 0x20)), "\x7f"])
+# C0 controls other than tab, newline and carriage return, DEL and the C1 controls other than NEL (a line
+# terminator, refused in one-line fields) have no place in handoff text.
+_CONTROL = frozenset([*map(chr, range(0x00, 0x09)), "\x0b", "\x0c", *map(chr, range(0x0E, 0x20)),
+                      *map(chr, range(0x7F, 0x85)), *map(chr, range(0x86, 0xA0))])  # fmt: skip
 
 
 def opens_markdown_block(text: str) -> bool:
@@ -50,6 +52,16 @@ def opens_markdown_block(text: str) -> bool:
     while digits < len(body) and body[digits].isdecimal():
         digits += 1
     return digits > 0 and body[digits : digits + 1] in (".", ")") and body[digits + 1 : digits + 2].isspace()
+
+
+def reads_as_key(line: str) -> bool:
+    """Whether a line would be read as a `key: value` line: by notes/parse.py (a preamble key, any case, white
+    space allowed before the colon), or by the ten-line reader docs/contract.md publishes (any lower-case
+    identifier before the first colon)."""
+    key, colon, _ = line.partition(":")
+    if not colon:
+        return False
+    return (key.isidentifier() and key.islower()) or re.match(_PREAMBLE_LIKE, line) is not None
 
 
 def walk_strings(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
@@ -201,13 +213,19 @@ def check_transitions(intent: dict[str, Any]) -> list[Problem]:
 
 
 def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
-    """The orientation is one plain line; no text carries control characters."""
+    """The orientation is one plain line; one-line fields hold no line break or hidden character (the note prints
+    them on a preamble line, which the ten-line reader splits with `str.splitlines`); no text carries control
+    characters. Multi-line text may hold hidden characters: the note shows them escaped."""
+    from wheypoint.model.characters import LINE_TERMINATORS, first_hidden
+
     problems: list[Problem] = []
     orientation = intent.get("orientation")
     if isinstance(orientation, str):
-        if "\n" in orientation or "\r" in orientation:
+        if "\n" in orientation or not set(LINE_TERMINATORS).isdisjoint(orientation):
             problems.append(Problem("orientation-shape", "$.orientation", "the orientation is one line"))
-        elif (":" in orientation and re.match(_PREAMBLE_LIKE, orientation)) or opens_markdown_block(orientation):
+        elif orientation != orientation.strip():
+            problems.append(Problem("orientation-shape", "$.orientation", "starts or ends with white space"))
+        elif reads_as_key(orientation) or opens_markdown_block(orientation):
             problems.append(
                 Problem(
                     "orientation-shape",
@@ -218,10 +236,20 @@ def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
         elif not orientation.strip():
             problems.append(Problem("orientation-shape", "$.orientation", "must not be blank"))
     for path, text in walk_strings(intent):
-        if not text.isprintable() and not _CONTROL.isdisjoint(text):
+        if text.isascii() and text.isprintable():
+            continue  # nearly every string: nothing below can apply
+        if not _CONTROL.isdisjoint(text):
             problems.append(Problem("control-character", path, "contains a control character"))
-        elif ("\n" in text or "\r" in text) and path != "$.orientation" and _field_name(path) not in MULTILINE_KEYS:
-            problems.append(Problem("single-line-field", path, "this field is one line"))
+        elif path == "$.orientation" or _field_name(path) not in MULTILINE_KEYS:
+            at = first_hidden(text)
+            if at is None:
+                continue
+            if text[at] == "\n" or text[at] in LINE_TERMINATORS:
+                if path != "$.orientation":
+                    problems.append(Problem("single-line-field", path, "this field is one line"))
+            else:
+                why = f"holds U+{ord(text[at]):04X}, which is invisible or reorders text; a one-line field is plain"
+                problems.append(Problem("hidden-character", path, why))
     return problems
 
 

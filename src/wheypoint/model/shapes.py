@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
-SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$"
+# A slug names the note file, so the names Windows reserves for devices (`con.md` opens the console there) are
+# not slugs on any system: a note must be readable wherever the checkout is cloned.
+RESERVED_SLUGS = frozenset(
+    ("con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10)))
+)
+SLUG_PATTERN = r"^(?!(?:con|prn|aux|nul|com[0-9]|lpt[0-9])$)[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$"
 WORK_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?\.[0-9a-f]{8}$"
 REVISION_ID_PATTERN = r"^rev-[0-9a-f]{16}$"
 ENTRY_ID_PATTERN = r"^[dqbvo]-[0-9a-f]{12}$"
@@ -13,7 +18,8 @@ DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
 # Each pattern's shape in words, for the refusal a value that misses it gets (`bad-format`).
 PATTERN_SHAPES = {
-    SLUG_PATTERN: "a slug: 1 to 48 of a-z, 0-9 and -, not starting or ending with -",
+    SLUG_PATTERN: "a slug: 1 to 48 of a-z, 0-9 and -, not starting or ending with -, and not a device name "
+    "Windows reserves (con, prn, aux, nul, com0-9, lpt0-9)",
     WORK_ID_PATTERN: "a work id: <slug>.<8 lowercase hex digits>, e.g. retry-backoff.1a2b3c4d",
     REVISION_ID_PATTERN: "a revision id: rev- and 16 lowercase hex digits, e.g. rev-0123456789abcdef",
     ENTRY_ID_PATTERN: "an entry id: d-, q-, b-, v- or o- and 12 lowercase hex digits, e.g. d-0123456789ab",
@@ -54,5 +60,6 @@ _SLUG_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def is_slug(text: str) -> bool:
-    """Whether a text is a slug: 1 to 48 of [a-z0-9-], neither starting nor ending with a dash (SLUG_PATTERN)."""
-    return 0 < len(text) <= 48 and _SLUG_CHARACTERS.issuperset(text) and text[0] != "-" and text[-1] != "-"
+    """Whether a text is a slug (SLUG_PATTERN): 1 to 48 of [a-z0-9-], no dash at either end, not reserved."""
+    return (0 < len(text) <= 48 and _SLUG_CHARACTERS.issuperset(text) and text[0] != "-" and text[-1] != "-"
+            and text not in RESERVED_SLUGS)  # fmt: skip

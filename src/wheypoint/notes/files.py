@@ -63,7 +63,11 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None) -> No
 
 
 def _remove_stale_temps(folder: str, name: str) -> None:
-    """Temp files left by writers killed mid-write; only old ones, since a live writer may own a new one."""
+    """Temp files left by writers killed mid-write: those whose writer is gone, and any old one.
+
+    A temp's name carries its writer's pid; a live writer may own a new one, so a temp whose pid still runs is
+    left until it is STALE_TEMP_SECONDS old (the pid may have been reused).
+    """
     cutoff = time.time() - STALE_TEMP_SECONDS
     prefix = f".{name}."
     try:
@@ -73,21 +77,93 @@ def _remove_stale_temps(folder: str, name: str) -> None:
     for leftover in leftovers:
         full = os.path.join(folder, leftover)
         try:
-            if os.stat(full).st_mtime < cutoff:
+            if not _writer_alive(leftover[len(prefix) :]) or os.stat(full).st_mtime < cutoff:
                 os.unlink(full)
         except OSError:
             continue
 
 
-def note_state(path: str, expected: str) -> str:
-    """`current`, `stale` (differs from what the record renders to) or `missing`."""
+def _writer_alive(tail: str) -> bool:
+    """Whether the process named in a temp's `<pid>-<ns>-<n>.tmp` tail still runs (unknown counts as alive)."""
+    pid = tail.partition("-")[0]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return True
     try:
-        with open(path, encoding="utf-8") as handle:
-            return "current" if handle.read() == expected else "stale"
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # another user's process, or a platform without signals: keep it
+    return True
+
+
+# Written once into a note folder inside a checkout, so a writer killed mid-write leaves nothing `git add -A` takes.
+IGNORE_FILE = ".gitignore"
+IGNORE_TEXT = "# temporary files of wheypoint writers killed mid-write\n.*.tmp\n"
+
+
+def ignore_temps(folder: str) -> None:
+    """Put the ignore file for writers' temporaries in a note folder that has none (a failure is harmless)."""
+    path = os.path.join(folder, IGNORE_FILE)
+    if os.path.lexists(path):
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle.write(IGNORE_TEXT)
+
+
+def note_state(path: str, expected: str) -> str:
+    """`current`, `stale` (differs from what the record renders to) or `missing`.
+
+    Compared as bytes: a text-mode read would turn a carriage return into a line break and call a changed note
+    current, or a current one stale. Only CRLF line ends are forgiven, since a rendered note holds no carriage
+    return at all (notes/escapes.py), so they can only come from a checkout's line-end conversion.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_NOTE_BYTES + 1)
     except FileNotFoundError:
         return "missing"
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return "stale"
+    wanted = expected.encode("utf-8")
+    return "current" if data == wanted or data.replace(b"\r\n", b"\n") == wanted else "stale"
+
+
+def replace_note(path: str, text: str) -> str | None:
+    """Write a generated note over the one at `path`; a note there that a person edited is kept first.
+
+    A note is hand-edited when it no longer carries the digest of its own text (render.carries_own_digest): it
+    is then moved to `<note>.edited` (or `.edited-2`, ...), where no reader of `*.md` notes takes it for a
+    handoff, and its path is returned. A generated note of an older revision is simply replaced.
+    """
+    from wheypoint.notes.render import carries_own_digest
+
+    kept = None
+    try:
+        with open(path, "rb") as handle:
+            old = handle.read(MAX_NOTE_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        old = None
+    if old is not None and old != text.encode("utf-8") and not carries_own_digest(old.decode("utf-8", "replace")):
+        kept = _free_name(f"{path}.edited")
+        try:
+            os.link(path, kept)  # the edited bytes stay whole under the new name, and the note is never absent
+        except OSError:
+            os.rename(path, kept)
+    write_atomic(path, text)
+    return kept
+
+
+def _free_name(base: str) -> str:
+    candidate, number = base, 1
+    while os.path.lexists(candidate):
+        number += 1
+        candidate = f"{base}-{number}"
+    return candidate
 
 
 def read_note(path: str) -> str:

@@ -6,10 +6,13 @@ then indented keyed blocks (`parallel:`, `tasks:`, `wheypoint:` pins), then a bl
 takes lines until the first blank one. `note_digest` is the sha256 of the whole note with that
 line's value left empty, so a hand edit anywhere is detectable without the store.
 
-No field can forge structure: single-line fields are refused with newlines at intake; multi-line text
-is indented under its list item with block-opening characters (#, fences, setext rules, HTML) escaped
-by a backslash; the user's verbatim quotes are blockquoted line by line without changing a byte; meat
-(verbatim transcript turns) sits in a code fence longer than any backtick run in it.
+No field can forge structure. Single-line fields are refused at intake when they hold a line break or a
+hidden character (`notes/escapes.py`), and are escaped here as well, for records that came from elsewhere.
+Multi-line text is split on every line terminator `str.splitlines` knows and indented under its list item,
+with block-opening characters (#, fences, setext rules, HTML) escaped by a backslash. Verbatim text (the
+user's quotes, meat) sits in a code fence longer than any backtick run in it, split on `\n` only, with every
+other line terminator and hidden character written as `⟪U+XXXX⟫`, so the note holds no line break but `\n`,
+and `escapes.verbatim_blocks` gives the record's bytes back.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import re
 
 from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.derived import notes_stale, orientation_stale
+from wheypoint.notes.escapes import escape
+from wheypoint.notes.escapes import escape_one_line as _line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,8 +71,8 @@ def opens_block(line: str) -> bool:
 
 
 def escape_line(line: str) -> str:
-    """A line of field text with any block-opening start neutralised by a backslash."""
-    line = line.replace("<!--", "&lt;!--")
+    """A line of field text, hidden characters made visible and any block-opening start neutralised."""
+    line = _line(line).replace("<!--", "&lt;!--")
     if opens_block(line):
         body = line.lstrip()
         return f"{line[: len(line) - len(body)]}\\{body}"
@@ -75,15 +80,18 @@ def escape_line(line: str) -> str:
 
 
 def _digest_value_span(text: str) -> tuple[int, int] | None:
-    """Where the value of the first `  note_digest: ` line sits in a note (start and end), if it has one."""
-    if text.startswith(_DIGEST_PREFIX):
-        start = 0
-    else:
-        line = text.find("\n" + _DIGEST_PREFIX)
-        if line < 0:
-            return None
-        start = line + 1
-    start += len(_DIGEST_PREFIX)
+    """Where the value of the `  note_digest: ` line of the `wheypoint:` block sits in a note (start and end).
+
+    Only a line inside that block counts: one earlier in the preamble (an orientation of another note's making)
+    must not take the digest's place.
+    """
+    pins = text.find("\nwheypoint:\n")
+    if pins < 0:
+        return None
+    line = text.find("\n" + _DIGEST_PREFIX, pins)
+    if line < 0:
+        return None
+    start = line + 1 + len(_DIGEST_PREFIX)
     end = text.find("\n", start)
     return start, len(text) if end < 0 else end
 
@@ -95,12 +103,16 @@ def _text_block(text: str, indent: str = "  ") -> str:
 
 
 def _blockquote(text: str, indent: str = "  ") -> str:
-    """The user's words verbatim: every line kept byte for byte behind `> `."""
-    return "\n".join(f"{indent}> {line}" if line else f"{indent}>" for line in text.split("\n"))
+    """The user's words verbatim, as a fenced block inside a blockquote: nothing in them is read as Markdown."""
+    return "\n".join(f"{indent}> {line}" if line else f"{indent}>" for line in fenced(text, "").split("\n"))
 
 
 def fenced(text: str, indent: str = "  ") -> str:
-    """Verbatim text in a code fence longer than any backtick run inside it, so nothing breaks out."""
+    """Verbatim text in a code fence longer than any backtick run inside it, so nothing breaks out.
+
+    Lines are split on `\n` alone; any other line terminator or hidden character is escaped (escapes.py).
+    """
+    text = escape(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = "\n".join(f"{indent}{line}" if line else "" for line in text.split("\n"))
@@ -108,8 +120,10 @@ def fenced(text: str, indent: str = "  ") -> str:
 
 
 def _meat(item: Mapping[str, Any]) -> str:
-    when = f", {item['timestamp']}" if item["timestamp"] else ""
-    head = f"- `{item['turn']}` {item['type']}, weight {item['weight']} ({item['kind']}{when})"
+    # Turn ids, types and times come from a transcript file, which nothing validated: escaped like any text.
+    when = f", {_line(item['timestamp'])}" if item["timestamp"] else ""
+    turn, kind = _line(item["turn"]), _line(item["kind"])
+    head = f"- `{turn}` {_line(item['type'])}, weight {item['weight']} ({kind}{when})"
     return f"{head}\n{fenced(item['text'])}"
 
 
@@ -120,38 +134,39 @@ def _one_line(text: str) -> str:
 def next_value(nxt: Mapping[str, Any]) -> str:
     """The preamble's `next:` value: one move, or the list form `[skill "arg", ...]`."""
     if "items" in nxt:
-        items = ", ".join(f'{i["skill"]} "{i["arg"]}"' for i in nxt["items"])
+        items = ", ".join(f'{_line(i["skill"])} "{_line(i["arg"])}"' for i in nxt["items"])
         return f"[{items}]"
-    return str(nxt.get("move", ""))
+    return _line(str(nxt.get("move", "")))
 
 
 def _preamble(record: Mapping[str, Any]) -> list[str]:
     nxt = record["next"]
-    lines = [f"status: {record['status']}", f"next: {next_value(nxt)}"]
+    # Every value is escaped to one line: intake refuses what would need it, but a record may come from a bundle.
+    lines = [f"status: {_line(record['status'])}", f"next: {next_value(nxt)}"]
     if "order" in nxt:
-        lines.append(f"order: {nxt['order']}")
+        lines.append(f"order: {_line(nxt['order'])}")
     # Seeds 1 and 2: `artifact:` comes before `mode: parallel`, and is empty (not `none`) when there is none.
     artifact = nxt.get("artifact")
-    lines.append(f"artifact: {artifact}" if artifact else "artifact:")
+    lines.append(f"artifact: {_line(artifact)}" if artifact else "artifact:")
     if nxt.get("move") == "tasks":
         lines.append("mode: parallel")
     if record["session"]:
-        lines.append(f"session: {record['session']['harness']}:{record['session']['id']}")
+        lines.append(f"session: {_line(record['session']['harness'])}:{_line(record['session']['id'])}")
     git = record["git"]
     if git:
-        lines.append(f"git: {git['branch'] or 'HEAD'}@{git['commit'][:7]}")
-    lines.append(f"created: {record['updated_at']}")
-    parents = [e["ref"] for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
+        lines.append(f"git: {_line(git['branch'] or 'HEAD')}@{_line(git['commit'][:7])}")
+    lines.append(f"created: {_line(record['updated_at'])}")
+    parents = [_line(e["ref"]) for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
     if parents:
         lines.append(f"parents: [{', '.join(parents)}]")
-    lines.append(record["orientation"])
+    lines.append(_line(record["orientation"]))
     if nxt.get("move") == "tasks":
         lines += _parallel_block(nxt)
     lines += [
         "wheypoint:",
-        f"  work_id: {record['work_id']}",
-        f"  slug: {record['slug']}",
-        f"  project: {record['project_key']}",
+        f"  work_id: {_line(record['work_id'])}",
+        f"  slug: {_line(record['slug'])}",
+        f"  project: {_line(record['project_key'])}",
         f"  revision_id: {record['revision_id']}",
         f"  revision_number: {record['revision_number']}",
         f"  record_digest: {record['record_digest']}",
@@ -162,13 +177,13 @@ def _preamble(record: Mapping[str, Any]) -> list[str]:
 
 def _parallel_block(nxt: Mapping[str, Any]) -> list[str]:
     lines = ["parallel:"]
-    lines += [f"  {key}: {value}" for key, value in nxt.get("parallel", {}).items()]
+    lines += [f"  {_line(key)}: {_line(str(value))}" for key, value in nxt.get("parallel", {}).items()]
     lines.append("tasks:")
     for task in nxt.get("tasks", []):
         first = True
         for key in ("slug", "intent", "repo", "worktree", "branch", "branch_from", "command"):
             if key in task:
-                lines.append(f"  {'- ' if first else '  '}{key}: {task[key]}")
+                lines.append(f"  {'- ' if first else '  '}{key}: {_line(task[key])}")
                 first = False
     return lines
 
