@@ -8,7 +8,7 @@ import pytest
 
 from test_validation import GOOD, changed
 from wheypoint.model.intake import intent_problems
-from wheypoint.model.rules import walk_strings
+from wheypoint.model.rules import opens_markdown_block, walk_strings
 
 
 def found(intent: dict[str, Any]) -> list[tuple[str, str]]:
@@ -167,3 +167,14 @@ def test_c0_controls_and_del_are_refused_even_in_multi_line_text(char: str) -> N
 @pytest.mark.parametrize("char", ["\t", "\n", "\r", " ", "\u00a0", "\u0085"])
 def test_tab_line_breaks_and_spaces_beside_the_controls_are_kept_in_multi_line_text(char: str) -> None:
     assert found(changed(notes=f"a{char}b")) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "opens"),
+    [("1. x", True), ("12) x", True), ("  3. x", True), (". x", False), ("a. x", False), ("1.x", False),
+     ("1 x", False), ("- x", True), ("-x", False), ("* x", True), ("+\tx", True), ("# h", True), ("> q", True),
+     ("<div>", True), ("```", True), ("~~~", True), ("", False), ("word", False)],
+)  # fmt: skip
+def test_markdown_block_openers_at_their_edges(line: str, opens: bool) -> None:
+    # The property test samples these shapes; the edges are pinned here, since a sample may miss `. x` or `a. x`.
+    assert opens_markdown_block(line) is opens
