@@ -79,6 +79,8 @@ class PostgresStore(SqlStore):
         if state in _BUSY_STATES:
             return Refusal("store-busy", f"cannot {doing} the store at {self.shown}: it stayed locked for "
                            f"{LOCK_TIMEOUT_MS} ms or the server broke a lock cycle ({text})")  # fmt: skip
+        if state == "53100":  # disk_full: the same code as SQLite's, so both backends answer a full disk alike
+            return Refusal("storage-full", f"cannot {doing} the store at {self.shown}: {text}; nothing was written")
         return Refusal("storage-error", f"cannot {doing} the store at {self.shown}: {text}")
 
     @classmethod

@@ -67,6 +67,7 @@ _NO_CKPT_ON_CLOSE = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)
 # Past this size the WAL is folded into the database file when a writer closes (see above).
 WAL_FOLD_BYTES = 256 * 1024
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY and SQLITE_LOCKED: the low byte of an extended result code
+_FULL_CODE = 13  # SQLITE_FULL: the disk (or a size limit of the file) is full
 
 
 def _uri(path: str, mode: str) -> str:
@@ -124,10 +125,18 @@ def _busy(exc: sqlite3.Error) -> bool:
 
 
 def _refusal(exc: sqlite3.Error, path: str, doing: str) -> Refusal:
-    """The refusal for a driver error met while `doing` something to the store at `path`."""
+    """The refusal for a driver error met while `doing` something to the store at `path`.
+
+    Every write is one transaction, rolled back whole on any of these: a full disk leaves the store as it was.
+    """
     if _busy(exc):
         return Refusal("store-busy", f"cannot {doing} the store at {path}: it stayed locked for {BUSY_TIMEOUT_MS} ms "
                        f"({exc})")  # fmt: skip
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary == _FULL_CODE or (primary is None and "is full" in str(exc)):  # 3.10 has only the message
+        return Refusal("storage-full", f"cannot {doing} the store at {path}: {exc}; nothing was written: free some "
+                       "space and write again")  # fmt: skip
     return Refusal("storage-error", f"cannot {doing} the store at {path}: {exc}")
 
 
@@ -311,13 +320,15 @@ class SqliteStore(SqlStore):
 
     def _run(self, sql: str, args: tuple[Any, ...], *, many: bool = False) -> list[tuple[Any, ...]]:
         conn = self._require()
+        # Asked before the statement runs: SQLite ends the transaction itself on some errors (a full disk).
+        doing = "write to" if conn.in_transaction else "read"
         try:
             if many:
                 conn.executemany(sql, args)
                 return []
             rows: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise _refusal(exc, self.path, "write to" if conn.in_transaction else "read") from None
+            raise _refusal(exc, self.path, doing) from None
         return rows
 
     def _transaction(self, work_ids: Sequence[str], body: Callable[[], T]) -> T:
