@@ -15,7 +15,7 @@ That is exactly RFC 8785 restricted to integer numbers. A digest is written `sha
 
 from __future__ import annotations
 
-from json.encoder import encode_basestring
+from json.encoder import encode_basestring, encode_basestring_ascii
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,6 +79,53 @@ def _emit(value: Any, out: list[str]) -> None:
         out.append("}")
     else:
         raise CanonicalError(f"no canonical form for {type(value).__name__}")
+
+
+def lone_surrogate(document: Any) -> tuple[str, str] | None:
+    """The first lone surrogate in a parsed JSON document's strings or keys, as (its path, `U+XXXX`), or None.
+
+    JSON's `\\udXXX` escapes can write one, and Python's reader keeps it: a front door refuses it by its path,
+    before it reaches a check that would echo it or a digest that cannot encode it. Walked without recursion,
+    since the document may nest as deeply as the reader allowed.
+    """
+    stack: list[tuple[str, Any]] = [("$", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{path}[{encode_basestring_ascii(key)}]"  # escaped, so the path itself can be printed
+                found = _surrogate_in(key)
+                if found:
+                    return inner, found
+                stack.append((inner, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+        elif isinstance(value, str):
+            found = _surrogate_in(value)
+            if found:
+                return path, found
+    return None
+
+
+def _surrogate_in(text: str) -> str | None:
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"U+{ord(text[exc.start]):04X}"
+    return None
+
+
+def safe_integer(digits: str) -> int | None:
+    """A JSON integer's value when canonical JSON can hold it (within +-(2^53-1)), else None.
+
+    Judged on the digits before converting: thousands of them are slow to convert, and past 4,300 Python refuses.
+    """
+    if len(digits.lstrip("-")) > len(str(MAX_SAFE_INTEGER)):
+        return None
+    value = int(digits)
+    return value if abs(value) <= MAX_SAFE_INTEGER else None
 
 
 def canonical_text(value: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from wheypoint.model.canonical import MAX_SAFE_INTEGER, lone_surrogate, safe_integer
 from wheypoint.model.contract import CHECKPOINT_INTENT
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.rules import RULES
@@ -11,6 +12,7 @@ from wheypoint.model.schemacheck import SchemaChecker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 MAX_INTENT_BYTES = 1024 * 1024
@@ -29,6 +31,19 @@ def _no_constants(name: str) -> Any:
     raise Refusal("invalid-json", f"{name} is not JSON")
 
 
+def _canonical_int(what: str) -> Callable[[str], int]:
+    """An integer reader that refuses what canonical JSON cannot hold, before Python converts a huge one."""
+
+    def read(digits: str) -> int:
+        value = safe_integer(digits)
+        if value is None:
+            raise Refusal("number-out-of-range", f"the {what} holds an integer of {len(digits.lstrip('-'))} digits "
+                          f"beyond +-{MAX_SAFE_INTEGER} (2^53-1), the range of canonical JSON (RFC 8785)")  # fmt: skip
+        return value
+
+    return read
+
+
 def parse_json_document(data: bytes, what: str = "intent") -> Any:
     """Decode one JSON document: strict UTF-8, no duplicate keys, no NaN, bounded size."""
     if len(data) > MAX_INTENT_BYTES:
@@ -40,12 +55,20 @@ def parse_json_document(data: bytes, what: str = "intent") -> Any:
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        document = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants,
+                              parse_int=_canonical_int(what))  # fmt: skip
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise Refusal("invalid-json", f"the {what} is not JSON: {exc.msg} at {where}") from None
     except RecursionError:
         raise Refusal("invalid-json", f"the {what} nests too deeply") from None
+    if "\\u" in text:  # a lone surrogate can only come from an escape: the text itself was strict UTF-8
+        found = lone_surrogate(document)
+        if found:
+            raise Refusal("lone-surrogate", f"the {what} holds a lone surrogate {found[1]} at {found[0]}: text is "
+                          "Unicode characters, which UTF-8 can encode (I-JSON, RFC 7493)",
+                          details={"path": found[0]})  # fmt: skip
+    return document
 
 
 def intent_problems(intent: Any) -> list[Problem]:
