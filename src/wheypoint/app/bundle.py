@@ -155,7 +155,10 @@ class _Reader:
     def fill(self) -> bool:
         if self.eof:
             return False
-        data = self.handle.read(CHUNK)
+        try:
+            data = self.handle.read(CHUNK)
+        except OSError as exc:  # opened, then unreadable: a folder, a device, a file on a failing disk
+            raise Refusal("bundle-unreadable", f"cannot read {self.source}: {exc.strerror or exc}") from None
         try:
             text = self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as exc:
@@ -184,6 +187,8 @@ class _Reader:
         while True:
             try:
                 value, end = self.json.raw_decode(self.buffer, self.pos)
+            except RecursionError:
+                raise self.malformed("a value nests too deeply") from None
             except ValueError:
                 if len(self.buffer) - self.pos > MAX_WORK_CHARS:  # bounded memory, even for a broken file
                     raise self.malformed(f"one work is over {MAX_WORK_CHARS:,} characters, or is not JSON") from None
@@ -195,7 +200,7 @@ class _Reader:
             raw = self.buffer[self.pos : end]
             try:
                 canonical = canonical_text(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise self.malformed("a value has no canonical form") from None
             if raw != canonical:
                 raise self.malformed("it is not in canonical form (keys sorted, no spaces, integers only)")
@@ -220,7 +225,10 @@ def import_bundle(ctx: Context, path: str, as_slug: str | None, notes: NoteOptio
     try:
         reader = _Reader(handle, source)
         reader.literal('{"bundle_digest":', hashed=False)
-        claimed = reader.json.raw_decode(reader.buffer, reader.pos)
+        try:
+            claimed = reader.json.raw_decode(reader.buffer, reader.pos)
+        except (ValueError, RecursionError):  # not JSON, an integer too long for Python to convert, or too deep
+            raise reader.malformed("no bundle_digest") from None
         if not isinstance(claimed[0], str) or not claimed[0].startswith("sha256:"):
             raise reader.malformed("no bundle_digest")
         reader.pos = claimed[1]

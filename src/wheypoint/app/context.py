@@ -187,6 +187,9 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+HOOK_PATH_FIELDS = ("session_id", "transcript_path", "cwd")  # what a hook payload tells the transcript readers
+
+
 class TranscriptChoice(Record):
     """How the command named its transcript, if it did (see transcripts/discovery.py)."""
 
@@ -203,6 +206,14 @@ class TranscriptChoice(Record):
     def locate(self, ctx: Context) -> Located:
         """The one session this choice means, or the refusal that says why not."""
         from wheypoint.transcripts import discovery
+
+        if self.hook is not None:
+            # The payload is whatever the harness (or a caller pretending to be one) sent: the readers take
+            # these fields for paths and ids, so any other type is the payload's fault, named as such.
+            for key in HOOK_PATH_FIELDS:
+                if self.hook.get(key) is not None and not isinstance(self.hook[key], str):
+                    raise Refusal("invalid-hook-payload", f"a hook payload's {key} is a string, not "
+                                  f"{type(self.hook[key]).__name__}")  # fmt: skip
 
         return discovery.locate(
             cwd=ctx.cwd, environ=ctx.environ, transcript=self.transcript, session=self.session,

@@ -31,7 +31,7 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
     if scope == "machine" and not options.get("project"):
         projects = ()
     limit = options.get("limit") or "50"
-    if not str(limit).isdigit() or not 0 < int(limit) <= MAX_LIMIT:
+    if not (str(limit).isascii() and str(limit).isdigit() and len(str(limit)) <= 9 and 0 < int(limit) <= MAX_LIMIT):
         raise bad_parameter("limit", f"takes a whole number from 1 to {MAX_LIMIT}")
     query = filters_query(options, projects, int(limit))
     store = ctx.open_store(create=False)

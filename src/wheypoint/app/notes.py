@@ -65,7 +65,7 @@ def handoff_render(ctx: Context, ref: str, workspace_root: str | None, budget: s
     from wheypoint.notes.handoff import render_packet
     from wheypoint.notes.render import render
 
-    if budget is not None and not (budget.isdigit() and int(budget) > 0):
+    if budget is not None and not (budget.isascii() and budget.isdigit() and len(budget) <= 9 and int(budget) > 0):
         raise bad_parameter("budget", "takes a positive number of characters")
     limit = int(budget) if budget is not None else DEFAULT_PACKET_BUDGET
     _, record = _record_for(ctx, ref, workspace_root)

@@ -92,8 +92,11 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
                 return _resolve_path(ctx, store, legacy)
             searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
                         f"slugs starting with {ref!r}", f"slugs containing {ref!r}"]  # fmt: skip
-            return _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
-                           candidates=[], findings=[]), None  # fmt: skip
+            answer = _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
+                             candidates=[], findings=[])  # fmt: skip
+            from wheypoint.model.replies import scrub  # an answer that echoes what matched nothing, as a refusal does
+
+            return scrub(answer), None
         if len(works) > 1:
             start = (page - 1) * PAGE_SIZE
             shown = [_candidate(w) for w in works[start : start + PAGE_SIZE]]

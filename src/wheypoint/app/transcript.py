@@ -112,6 +112,10 @@ def snapshot(
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", stream):
         raise bad_parameter("stream", f"takes letters, digits, '.', '_' and '-' only, not {stream!r}")
+    from wheypoint.model.credentials import scan_text
+
+    if scan_text(stream):  # it names a file in the repository and comes back in the reply: never a credential
+        raise bad_parameter("stream", "looks like a credential: name the stream in words", code="secret-pattern")
     located = choice.locate(ctx)
     stats = ReadStats()
     wanted = {item["turn"]: item for item in meat}

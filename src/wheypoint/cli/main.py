@@ -23,6 +23,7 @@ from wheypoint.cli.commands import (
     usage,
 )  # fmt: skip
 from wheypoint.model.errors import Refusal
+from wheypoint.model.replies import document_text, internal_error, scrub
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from wheypoint.app.context import TranscriptChoice
+
+
+def print_document(document: Any, indent: int | None = None) -> None:
+    """Print one JSON document, in the form stdout can carry whatever text it holds (see model/replies.py)."""
+    print(document_text(document, indent, getattr(sys.stdout, "encoding", None)))
 
 
 def _wants_text(fmt: str | None) -> bool:
@@ -44,7 +50,7 @@ def _emit(command: Command, reply: dict[str, Any], fmt: str | None, name: str | 
 
         print(getattr(textout, command.text_form)(full))
     else:
-        print(json.dumps(full, ensure_ascii=False, indent=2 if sys.stdout.isatty() else None))
+        print_document(full, indent=2 if sys.stdout.isatty() else None)
     return 0
 
 
@@ -90,11 +96,17 @@ def _log(command: Command, args: dict[str, Any]) -> int:
 def _resolve(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.resolve import resolve
 
-    page = args["page"] or "1"
-    if not page.isdigit() or int(page) < 1:
-        raise usage("takes a page number from 1", parameter="page")
-    reply = resolve(_context(args["project"]), args["ref"], args["workspace_root"], int(page))
+    page = _whole(args["page"] or "1", "page", "takes a page number from 1")
+    reply = resolve(_context(args["project"]), args["ref"], args["workspace_root"], page)
     return _emit(command, reply, args["format"])
+
+
+def _whole(value: str, parameter: str, expectation: str, least: int = 1) -> int:
+    """A count from the command line. ASCII digits only (`'²'.isdigit()` holds, yet int() refuses it), and at most
+    nine of them: no count means more, and thousands of digits would take Python's int() seconds, then refusal."""
+    if not (value.isascii() and value.isdigit() and len(value) <= 9 and int(value) >= least):
+        raise usage(expectation, parameter=parameter)
+    return int(value)
 
 
 def _list(command: Command, args: dict[str, Any]) -> int:
@@ -196,11 +208,9 @@ def _diff(command: Command, args: dict[str, Any]) -> int:
 def _graph(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.graph import graph
 
-    depth = args["depth"] or "1"
-    if not depth.isdigit():
-        raise usage("takes a whole number", parameter="depth")
+    depth = _whole(args["depth"] or "1", "depth", "takes a whole number", least=0)
     fmt = args["format"] or "mermaid"
-    reply = graph(_context(args["project"]), args["work"], int(depth), fmt)
+    reply = graph(_context(args["project"]), args["work"], depth, fmt)
     if fmt != "json" and sys.stdout.isatty():  # a person at a terminal gets the picture itself
         print(reply[fmt], end="")
         return 0
@@ -239,11 +249,9 @@ def _join(command: Command, args: dict[str, Any]) -> int:
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
-    limit = args["limit"]
-    if limit is not None and not (limit.isdigit() and int(limit) > 0):
-        raise usage("takes a positive whole number", parameter="limit")
+    limit = None if args["limit"] is None else _whole(args["limit"], "limit", "takes a positive whole number")
     reply = turns(_context(), transcript_choice(args), every=args["all"], kinds=args["kind"], since=args["since"],
-                  limit=int(limit) if limit else None)  # fmt: skip
+                  limit=limit)  # fmt: skip
     return _emit(command, reply, args["format"])
 
 
@@ -259,7 +267,7 @@ def _schema(command: Command, args: dict[str, Any]) -> int:
     name = CONTRACT_ALIASES.get(args["name"], args["name"])
     if name not in CONTRACTS:
         raise Refusal("unknown-contract", f"no contract {args['name']!r}; known: {', '.join(CONTRACTS)}")
-    print(json.dumps(CONTRACTS[name], ensure_ascii=False, indent=2))
+    print_document(CONTRACTS[name], indent=2)
     return 0
 
 
@@ -332,6 +340,7 @@ def _hook(command: Command, argv: list[str]) -> int:
     from wheypoint.hooks.events import run_hook
 
     try:
+        _refuse_undecodable(argv)
         args: dict[str, Any] | Refusal = parse(command, argv)
     except Refusal as refusal:
         args = refusal
@@ -391,6 +400,21 @@ def _global_options(argv: list[str]) -> list[str]:
     return argv
 
 
+def _refuse_undecodable(argv: list[str]) -> None:
+    """Arguments are text: bytes the locale cannot decode arrive as lone surrogates, which no reply could print."""
+    for number, arg in enumerate(argv, start=1):
+        if "\x00" in arg:  # only an in-process caller (MCP) can pass one: no process's arguments can hold it
+            raise Refusal("usage", f"argument {number} holds a NUL character, which no argument can carry", usage=True)
+        if not arg.isascii():
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                char = ord(arg[exc.start])
+                what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
+                raise Refusal("invalid-utf8", f"argument {number} is not UTF-8 text ({what} at character "
+                              f"{exc.start + 1})", usage=True) from None  # fmt: skip
+
+
 def _run(argv: list[str]) -> int:
     if not argv:
         raise usage("name a command: " + ", ".join(BY_NAME))
@@ -422,16 +446,19 @@ def main(argv: list[str] | None = None) -> int:
     fmt = "text" if "--text" in argv or ("--format" in argv and "text" in argv) else None
     command = None
     try:
+        if argv[:1] != ["hook"]:  # a hook answers its harness whatever its line holds (see _hook)
+            _refuse_undecodable(argv)
         argv = _global_options(argv)
         command = BY_NAME.get(argv[0]) if argv else None  # for the refusal's flag spellings
         return _run(argv)
     except Refusal as refusal:
-        error = refusal.as_json(lambda parameter: spell(command, parameter))
+        # The one place a refusal becomes a reply: scrubbed here, so no path can echo a credential it was given.
+        error = scrub(refusal.as_json(lambda parameter: spell(command, parameter)))
         if _wants_text(fmt):
             from wheypoint.cli.textout import refusal as readable
 
             print(readable(error), file=sys.stderr)
-        print(json.dumps({"ok": False, "error": error}, ensure_ascii=False))
+        print_document({"ok": False, "error": error})
         return 2 if refusal.usage else 1
     except KeyboardInterrupt:
         return 130
@@ -440,8 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: answer in the contract's shape, never with a traceback
         if os.environ.get("WHEYPOINT_DEBUG"):
             raise
-        error = {"code": "internal-error", "message": f"{type(exc).__name__}: {exc}"}
-        print(json.dumps({"ok": False, "error": error}, ensure_ascii=False))
+        print_document({"ok": False, "error": internal_error(exc)})
         return 1
 
 

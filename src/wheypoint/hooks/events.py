@@ -23,6 +23,7 @@ import sys
 
 from wheypoint.app.context import Context, TranscriptChoice
 from wheypoint.hooks import state as memory
+from wheypoint.model.canonical import lone_surrogate
 from wheypoint.model.errors import Refusal
 
 TYPE_CHECKING = False
@@ -104,7 +105,9 @@ def _check(given: Any, harness: Any, budget: Any) -> tuple[str, int]:
         raise Refusal("unknown-event", f"no hook event {given!r}; known: {', '.join(EVENTS)}")
     if harness not in HARNESSES:
         raise Refusal("unknown-harness", f"--harness takes {', '.join(HARNESSES)}, not {harness!r}")
-    if budget is not None and not (isinstance(budget, str) and budget.isdigit() and int(budget) > 0):
+    # ASCII digits, at most nine: int() refuses other digits ('²') and takes seconds over thousands of them.
+    if budget is not None and not (isinstance(budget, str) and budget.isascii() and budget.isdigit()
+                                   and len(budget) < 10 and int(budget) > 0):  # fmt: skip
         raise Refusal("usage", "--budget takes a positive number of characters")
     return EVENTS[given], int(budget) if budget else DEFAULT_BUDGET
 
@@ -114,25 +117,32 @@ def _payload(data: bytes) -> dict[str, Any]:
         raise Refusal("invalid-hook-payload", f"the hook's payload is over {MAX_PAYLOAD} bytes")
     try:
         payload = json.loads(data.decode("utf-8")) if data.strip() else {}
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise Refusal("invalid-hook-payload", f"the hook's payload is not JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise Refusal("invalid-hook-payload", "the hook's payload is a JSON object")
+    found = lone_surrogate(payload)  # it would reach the hooks' state file and the store, which hold UTF-8
+    if found:
+        raise Refusal("invalid-hook-payload", f"the hook's payload holds a lone surrogate {found[1]} at {found[0]}")
     return payload
 
 
 def _print(harness: Any, given: Any, answer: _Answer) -> None:
     """The answer in the harness's own format: one JSON document on stdout, nothing else."""
+    from wheypoint.model.replies import document_text, scrub_text
+
+    # The message may echo the hook's line or payload: never a credential, never an unprintable surrogate.
+    message = scrub_text(answer.message) if answer.message else None
     if harness == "opencode":  # read by our plugin, which adds `context` to the compaction or the session
-        out: dict[str, Any] = {"context": answer.context or "", "message": answer.message or ""}
+        out: dict[str, Any] = {"context": answer.context or "", "message": message or ""}
     else:
         out = {}
         if answer.context and isinstance(given, str) and EVENTS.get(given) in CONTEXT_EVENTS:
             out["hookSpecificOutput"] = {"hookEventName": given, "additionalContext": answer.context}
-        if answer.message:
-            out["systemMessage"] = answer.message
+        if message:
+            out["systemMessage"] = message
     try:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.write(document_text(out, encoding=sys.stdout.encoding) + "\n")
         sys.stdout.flush()
     except OSError:  # the harness stopped reading: nothing left to tell it
         pass

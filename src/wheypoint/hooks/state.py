@@ -77,12 +77,14 @@ def undelivered(state: Mapping[str, Any], session: str) -> dict[str, Any] | None
 
 def log(environ: Mapping[str, str], entry: Mapping[str, Any]) -> None:
     """Append one JSON line to the hook log; a log that cannot be written is not worth failing a hook for."""
+    from wheypoint.model.replies import document_text
+
     path = os.path.join(hooks_folder(environ), "hook.log")
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            handle.write(document_text(entry) + "\n")  # escaped where UTF-8 cannot carry a payload's text
     except OSError:
         pass

@@ -258,8 +258,11 @@ def call_result(code: int, text: str) -> dict[str, Any]:
 
 
 def refusal_result(reply: dict[str, Any]) -> dict[str, Any]:
-    """A tools/call result for a refusal given here, in the command line's reply shape."""
-    text = json.dumps(reply, ensure_ascii=False)
+    """A tools/call result for a refusal given here, in the command line's reply shape (and scrubbed as it is)."""
+    from wheypoint.model.replies import document_text, scrub
+
+    reply = scrub(reply)
+    text = document_text(reply)
     return {"content": [{"type": "text", "text": text}], "structuredContent": reply, "isError": True}
 
 
