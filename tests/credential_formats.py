@@ -1,4 +1,4 @@
-"""Fake credentials in 45 formats, generated from a seed, and the prose and assignment texts that carry them."""
+"""Fake credentials in 46 formats, generated from a seed, and the prose and assignment texts that carry them."""
 
 # Shared by tests/test_credentials.py and bench/credentials_eval.py.  Nothing here is a real secret: every
 # value is drawn from a seeded generator at run time and each prefix is built by concatenation, so the
@@ -135,6 +135,12 @@ FORMATS: dict[str, Format] = {
     "doppler-token": (lambda r: "dp" + ".pt." + _s(r, ALNUM, 43), "Doppler token", "DOPPLER_TOKEN", False),
     "databricks-token": (lambda r: "da" + "pi" + _s(r, HEX, 32), "Databricks token", "DATABRICKS_TOKEN", False),
     "mailgun-api-key": (lambda r: "ke" + "y-" + _s(r, HEX, 32), "Mailgun key", "MAILGUN_API_KEY", False),
+    "mailgun-api-key-v2": (
+        lambda r: _s(r, HEX, 32) + "-" + _s(r, HEX, 8) + "-" + _s(r, HEX, 8),
+        "Mailgun key",
+        "MAILGUN_API_KEY",
+        False,
+    ),
     "linear-api-key": (lambda r: "lin" + "_api_" + _s(r, ALNUM, 40), "Linear key", "LINEAR_API_KEY", False),
     "atlassian-api-token": (
         lambda r: "ATA" + "TT3" + _s(r, B64URL, 186),

@@ -29,9 +29,7 @@ _ASSIGN_KEYWORDS = (
 )
 
 
-_PROSE_KEYWORDS = (
-    r"pass(?:word|wd|phrase)|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|credentials?|\bpat\b"
-)
+_PROSE_KEYWORDS = r"pass(?:word|wd|phrase)|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|credentials?"
 
 
 def _always(_m: re.Match[str]) -> bool:
@@ -207,11 +205,8 @@ PATTERNS: tuple[tuple[str, str, Validator], ...] = (
         _check_discord,
     ),
     ("telegram-bot-token", r"(?P<v>[0-9]{8,10}:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])", _check_telegram),
-    (
-        "mailgun-api-key",
-        r"(?P<v>key-[0-9a-f]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![A-Za-z0-9_-])",
-        _check_word_start,
-    ),
+    ("mailgun-api-key", r"(?P<v>key-[0-9a-f]{32})(?![A-Za-z0-9_-])", _check_word_start),
+    ("mailgun-api-key-v2", r"(?P<v>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})(?![A-Za-z0-9_-])", _check_word_start),
     ("vault-token", r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,})(?![A-Za-z0-9_-])", _check_word_start),
     ("new-relic-user-key", r"(?P<v>NRAK-[A-Z0-9]{27})(?![A-Za-z0-9_-])", _check_word_start),
     ("twilio-account-sid", r"(?P<v>AC[0-9a-f]{32})(?![A-Za-z0-9_])", _check_word_start),

@@ -53,7 +53,8 @@ RULES: tuple[tuple[str, str], ...] = (
     ),
     ("discord-bot-token", "Discord bot token: three base64url parts, the first the bot's numeric id."),
     ("telegram-bot-token", "Telegram bot token: the bot's 8-10 digit id, ':', 35 characters."),
-    ("mailgun-api-key", "Mailgun API key: key- and 32 hex digits, or 32-8-8 hex digits."),
+    ("mailgun-api-key", "Mailgun API key: key- and 32 hex digits."),
+    ("mailgun-api-key-v2", "Mailgun API key, newer form: 32, 8 and 8 hex digits joined by hyphens."),
     ("vault-token", "HashiCorp Vault token: hvs., hvb. or hvr. and 24+ characters."),
     ("new-relic-user-key", "New Relic user API key: NRAK- and 27 upper-case letters and digits."),
     ("twilio-account-sid", "Twilio account SID: AC and 32 lower-case hex digits (half of a Twilio login)."),
@@ -111,18 +112,30 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 # space / non-joiner / joiner, word joiner, byte-order mark.
 _INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 
+# Three rules have no literal of their own; they run when the text holds a word of their shape (see _present).
+_SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
+_SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
+_SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
+
+# Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
+_COMMON_WORDS = frozenset(
+    {"pass", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization", "credential",
+     "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass"}
+)  # fmt: skip
+
 # Hand-written rules: literal strings (lower case), one of which must occur for the rule to be able to match.
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "private-key": ("private key",),
     "gcp-service-account": ("private_key_id",),
     "jwt": ("eyj",),
-    "discord-bot-token": (".",),
-    "telegram-bot-token": (":",),
-    "mailgun-api-key": ("key-", "-"),
+    "discord-bot-token": (_SHAPE_DISCORD,),
+    "telegram-bot-token": (_SHAPE_TELEGRAM,),
+    "mailgun-api-key": ("key-",),
+    "mailgun-api-key-v2": (_SHAPE_HEX32,),
     "vault-token": ("hvs.", "hvb.", "hvr."),
     "new-relic-user-key": ("nrak-",),
     "twilio-account-sid": ("ac",),
-    "aws-secret-access-key": ("secret",),
+    "aws-secret-access-key": ("aws", "secret"),
     "anthropic-api-key": ("sk-ant-",),
     "openai-api-key": ("sk-",),
     "slack-token": ("xox",),
@@ -132,14 +145,20 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "azure-storage-key": ("accountkey=", "sharedaccesskey="),
     "authorization-header": ("authorization",),
     "url-password": ("://",),
-    "high-entropy-assignment": ("pass", "secret", "token", "key"),
-    "password-flag": ("-p", "--password"),
-    "prose-secret": ("pass", "secret", "token", "key", "credential", "pat"),
+    "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private"),
+    "password-flag": ("mysql", "mariadb", "sshpass", "--password"),
+    "prose-secret": ("pass", "secret", "token", "api", "access", "credential"),
 }
 
+# Hand-written rules whose every match starts with one of its needles: they are tried only at the needles'
+# occurrences (re.match there), so their cost follows how often the word occurs, not the length of the text.
+_ANCHORED = frozenset(
+    {"aws-secret-access-key", "authorization-header", "high-entropy-assignment", "password-flag", "prose-secret"}
+)
+
 # Hand-written rules searched over the whole text: a PEM block may be longer than a window, and the others
-# have no keyword of their own (their needle is a punctuation mark, present in nearly every text).
-_WHOLE_TEXT = frozenset({"private-key", "discord-bot-token", "telegram-bot-token", "mailgun-api-key"})
+# start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
+_WHOLE_TEXT = frozenset({"private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
 
 # A gitleaks rule whose pattern starts with a literal is searched over the whole text (re finds a literal
 # prefix fast); any other is searched only near each occurrence of its keywords, this far either side.
@@ -149,8 +168,8 @@ _WINDOW = 400
 class _Rule:
     """One rule ready to run: its id, priority, needles, pattern source and how to judge a match."""
 
-    __slots__ = ("allow", "check", "entropy", "flags", "group", "kind", "needles", "priority", "rule_id", "src",
-                 "stopwords", "whole")  # fmt: skip
+    __slots__ = ("allow", "anchored", "check", "entropy", "flags", "group", "kind", "needles", "priority", "rule_id",
+                 "src", "stopwords", "whole")  # fmt: skip
 
     def __init__(self, rule_id: str, priority: int, needles: tuple[str, ...], src: str, flags: int) -> None:
         self.rule_id, self.priority, self.needles, self.src, self.flags = rule_id, priority, needles, src, flags
@@ -161,6 +180,7 @@ class _Rule:
         self.allow: tuple[tuple[str, str], ...] = ()
         self.stopwords: tuple[str, ...] = ()
         self.whole = True
+        self.anchored = False
 
 
 class _Compiled:
@@ -188,8 +208,29 @@ class _Compiled:
             rules.append(_Rule(rule_id, len(rules), _NEEDLES[rule_id], src, 0))
             rules[-1].check = check
             rules[-1].whole = rule_id in _WHOLE_TEXT
+        for rule in rules:
+            rule.anchored = rule.rule_id in _ANCHORED
         self.rules = rules
         self.needles = frozenset(n for rule in rules for n in rule.needles)
+        # How each needle is looked for (see _present): directly in the text, or by the first alphanumeric run of
+        # the needle (its head) among the text's alphanumeric runs.
+        self.direct: set[str] = set()
+        self.heads: dict[str, list[str]] = {}
+        for needle in self.needles:
+            if needle.startswith("\x00"):
+                continue
+            # the longest run: `sk_live` is looked for as `live`, which is rarer than `sk`
+            head = max(re.findall(r"[a-z0-9]+", needle), key=len, default="")
+            if len(head) < 3 or needle in _COMMON_WORDS or any(c.isspace() for c in needle):
+                self.direct.add(needle)
+            else:
+                self.heads.setdefault(head, []).append(needle)
+        self.exact_heads = frozenset(self.heads)
+        self.fused: dict[str, tuple[str, ...]] = {}
+        for head in self.heads:
+            if len(head) >= 3:
+                self.fused[head[:3]] = (*self.fused.get(head[:3], ()), head)
+        self.parts = re.compile(r"[a-z0-9]+")
         self.global_allow = generated.GLOBAL_ALLOW
         self.global_stopwords = generated.GLOBAL_STOPWORDS
         self.patterns: dict[int, re.Pattern[str]] = {}
@@ -257,17 +298,25 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
     return False
 
 
-def _windows(lowered: str, needles: tuple[str, ...], present: set[str]) -> list[tuple[int, int]]:
-    """Merged spans of the text around every occurrence of the rule's keywords."""
-    spans: list[tuple[int, int]] = []
-    for needle in needles:
-        if needle not in present:
-            continue
+def _positions(lowered: str, needle: str, cache: dict[str, list[int]]) -> list[int]:
+    """Every offset of needle in the text, found once per scan (rules share needles)."""
+    found = cache.get(needle)
+    if found is None:
+        found = cache[needle] = []
         at = lowered.find(needle)
         while at >= 0:
-            spans.append((max(0, at - _WINDOW), at + len(needle) + _WINDOW))
+            found.append(at)
             at = lowered.find(needle, at + 1)
-    spans.sort()
+    return found
+
+
+def _windows(lowered: str, needles: tuple[str, ...], cache: dict[str, list[int]]) -> list[tuple[int, int]]:
+    """Merged spans of the text around every occurrence of the rule's keywords."""
+    spans = sorted(
+        (max(0, at - _WINDOW), at + len(needle) + _WINDOW)
+        for needle in needles
+        for at in _positions(lowered, needle, cache)
+    )
     merged: list[tuple[int, int]] = []
     for lo, hi in spans:
         if merged and lo <= merged[-1][1]:
@@ -288,11 +337,52 @@ def _windows(lowered: str, needles: tuple[str, ...], present: set[str]) -> list[
     return out
 
 
+def _occurrences(lowered: str, needles: tuple[str, ...], cache: dict[str, list[int]]) -> list[int]:
+    """Every offset at which one of the needles occurs, in order."""
+    return sorted({at for needle in needles for at in _positions(lowered, needle, cache)})
+
+
+def _present(compiled: _Compiled, lowered: str, shapes: dict[str, list[str]]) -> set[str]:
+    """The needles that may occur in the text (a superset: every rule still finds its needle before it runs).
+
+    Looking for each of some 260 needles is a pass over the text per needle, so most needles are found through
+    the text's distinct alphanumeric runs instead: a needle may occur when its head (longest alphanumeric run) is
+    one of them, or begins one (`akia` in `AKIA2...`, `adafruit` in `adafruitKey`). Common words, which also
+    sit inside identifiers (`dbPassword`), needles whose longest run is under three characters and needles with
+    spaces are looked for directly.
+    The runs of each shape (_SHAPE_*) are put in shapes, where the rules of that shape are tried.
+    """
+    present = {needle for needle in compiled.direct if needle in lowered}
+    parts = set(compiled.parts.findall(lowered))
+    shaped = shapes
+    heads = set(parts & compiled.exact_heads)
+    fused = compiled.fused
+    for part in [p for p in parts if len(p) > 3]:
+        bucket = fused.get(part[:3])
+        if bucket:
+            heads.update(h for h in bucket if part.startswith(h))
+        if len(part) >= 8:
+            if len(part) >= 23 and part[0] in "mno":
+                shaped.setdefault(_SHAPE_DISCORD, []).append(part)
+            elif len(part) <= 10 and part.isdigit():
+                shaped.setdefault(_SHAPE_TELEGRAM, []).append(part)
+            if len(part) == 32 and all(c in "0123456789abcdef" for c in part):
+                shaped.setdefault(_SHAPE_HEX32, []).append(part)
+    present.update(shaped)
+    for head in heads:
+        present.update(compiled.heads[head])
+    return present
+
+
 def _scan(text: str) -> list[CredentialHit]:
     compiled = _compiled()
     hand = compiled.hand
     lowered = text.lower()
-    present = {needle for needle in compiled.needles if needle in lowered}
+    if len(lowered) != len(text):  # a few characters lower-case to two: keep offsets in step with the text
+        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    shapes: dict[str, list[str]] = {}
+    present = _present(compiled, lowered, shapes)
+    cache: dict[str, list[int]] = {}  # needle -> its offsets
     if not present:
         return []
     found: list[tuple[int, int, int, str, bool]] = []  # (priority, start, end, rule, allow-listed)
@@ -300,25 +390,35 @@ def _scan(text: str) -> list[CredentialHit]:
         if present.isdisjoint(rule.needles):
             continue
         pattern = compiled.pattern(rule)
-        spans = [(0, len(text))] if rule.whole else _windows(lowered, rule.needles, present)
+        seen: set[tuple[int, int]] = set()
+        if rule.anchored or rule.needles[0] in shapes:
+            needles = tuple(shapes.get(rule.needles[0], rule.needles))
+            matches = (m for at in _occurrences(lowered, needles, cache) if (m := pattern.match(text, at)))
+        else:
+            spans = (
+                [(0, len(text))] if rule.whole else _windows(lowered, tuple(present.intersection(rule.needles)), cache)
+            )
+            matches = (m for lo, hi in spans for m in pattern.finditer(text, lo, hi))
         if rule.kind == "hand":
-            for m in (m for lo, hi in spans for m in pattern.finditer(text, lo, hi)):
+            for m in matches:
                 group = hand.value_group(m)
                 start, end = m.span(group)
+                if (start, end) in seen:
+                    continue
+                seen.add((start, end))
                 value = m.group(group)
                 if hand.is_allowlisted(value) or (rule.rule_id == "jwt" and hand.is_jwt_io_sample(m)):
                     found.append((rule.priority, start, end, rule.rule_id, True))
                 elif rule.check is not None and rule.check(m):
                     found.append((rule.priority, start, end, rule.rule_id, False))
             continue
-        for lo, hi in spans:
-            for m in pattern.finditer(text, lo, hi):
-                start, end = _gitleaks_span(rule, m)
-                secret = text[start:end]
-                if not secret:
-                    continue
-                allowed = hand.is_allowlisted(secret) or _gitleaks_allowed(compiled, rule, m, secret)
-                found.append((rule.priority, start, end, rule.rule_id, allowed))
+        for m in matches:
+            start, end = _gitleaks_span(rule, m)
+            secret = text[start:end]
+            if not secret:
+                continue
+            allowed = hand.is_allowlisted(secret) or _gitleaks_allowed(compiled, rule, m, secret)
+            found.append((rule.priority, start, end, rule.rule_id, allowed))
     found.sort()
     kept: list[tuple[int, int, int, str, bool]] = []
     for hit in found:
