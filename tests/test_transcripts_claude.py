@@ -312,7 +312,7 @@ def test_built_rules(tmp_path: Path) -> None:
         ("u1#1", "prompt", "fix it", None),
         ("u2#0", "tool_result", "one", None),
         ("u2#1", "tool_result", "two", None),
-        ("u2#2", "meta", "riding along", None),
+        ("u2#2", "queued_prompt", "riding along", None),  # typed while the agent worked (2.1.19-2.1.37)
         ("u3", "meta", "brief", "a7"),
         ("m1#0", "assistant", "hi", None),
         ("u6", "tool_result", "", None),

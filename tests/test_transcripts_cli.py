@@ -69,20 +69,27 @@ def test_sessions_are_found_by_the_cwd_recorded_inside(wp: Runner, corpus_file: 
     env = {"HOME": str(home)}
     found = wp("turns", "--format", "json", cwd=repo, env=env).json
     assert found["session_id"] == SESSION_ID and found["count"] == 3
-    with_cwd(corpus_file, home / ".claude" / "projects" / "other" / "second.jsonl", repo / "sub", "second-id")
+    second = with_cwd(corpus_file, home / ".claude" / "projects" / "other" / "second.jsonl", repo / "sub", "second-id")
+    with second.open("a", encoding="utf-8") as handle:  # active later than the first: the one --latest must pick
+        handle.write(json.dumps({"type": "system", "subtype": "turn_duration", "uuid": "late", "sessionId": "second-id",
+                                 "timestamp": "2099-01-01T00:00:00.000Z"}) + "\n")  # fmt: skip
     refused = wp("turns", "--format", "json", cwd=repo, env=env)
     assert refused.code == 1 and refused.json["error"]["code"] == "session-required"
     candidates = refused.json["error"]["candidates"]
     assert {c["session_id"] for c in candidates} == {SESSION_ID, "second-id"}
     assert all({"harness", "cwd", "last_activity", "first_prompt", "path"} <= set(c) for c in candidates)
-    assert wp("turns", "--latest", "--format", "json", cwd=repo, env=env).code == 0
+    latest = wp("turns", "--latest", "--format", "json", cwd=repo, env=env).json
+    assert latest["session_id"] == "second-id" and latest["transcript"] == str(second)
     by_id = wp("turns", "--session", "second-id", "--format", "json", cwd=tmp_path, env=env).json
     assert by_id["session_id"] == "second-id"
     custom = tmp_path / "elsewhere"
     shutil.move(str(home / ".claude"), str(custom))
     assert wp("turns", "--format", "json", cwd=repo, env=env).json["error"]["code"] == "session-not-found"
-    moved = wp("turns", "--latest", "--format", "json", cwd=repo, env={**env, "CLAUDE_CONFIG_DIR": str(custom)})
-    assert moved.code == 0
+    moved = wp("turns", "--latest", "--format", "json", cwd=repo, env={**env, "CLAUDE_CONFIG_DIR": str(custom)}).json
+    assert moved["session_id"] == "second-id"
+    assert moved["transcript"] == str(custom / "projects" / "other" / "second.jsonl")  # found under the variable's root
+    first = wp("turns", "--session", SESSION_ID, "--format", "json", cwd=repo, env={"CLAUDE_CONFIG_DIR": str(custom)})
+    assert first.json["transcript"] == str(custom / "projects" / "unrelated-name" / f"{SESSION_ID}.jsonl")
 
 
 def test_a_hook_payload_names_the_session(wp: Runner, corpus_file: Path, tmp_path: Path) -> None:
@@ -185,8 +192,6 @@ def test_an_opencode_database_named_with_a_session(wp: Runner, tmp_path: Path) -
     from test_transcripts_opencode import MAIN, OTHER, build_db
 
     db = build_db(tmp_path / "opencode.db", MAIN, OTHER)
-    unnamed = wp("turns", "--transcript", str(db), "--format", "json")
-    assert unnamed.json["error"]["code"] == "transcript-unrecognised"  # two sessions: which one?
     named = wp("turns", "--transcript", str(db), "--session", str(MAIN["id"]), "--format", "json").json
     assert named["harness"] == "opencode" and named["session_id"] == MAIN["id"] and named["count"] > 0
 

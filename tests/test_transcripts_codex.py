@@ -499,7 +499,10 @@ def test_file_starting_mid_session(tmp_path: Path) -> None:
 
 
 def test_other_harness_files_are_not_rollouts() -> None:
-    for path in (*shared_path("corpus", "claude-code").glob("*.jsonl"), *shared_path("corpus", "gemini").glob("*")):
+    claude = sorted(shared_path("corpus", "claude-code").glob("*.jsonl"))
+    gemini = sorted(shared_path("corpus", "gemini").glob("*"))
+    assert len(claude) >= 14 and gemini, "the corpus globs matched nothing: the loop below would prove nothing"
+    for path in (*claude, *gemini):
         assert codex.describe(path) is None, path
 
 

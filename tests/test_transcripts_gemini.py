@@ -174,7 +174,9 @@ def test_corpus_ids_stable_after_rewrite_with_more_messages(tmp_path: Path) -> N
 
 def test_other_harnesses_files_are_not_gemini_sessions() -> None:
     for harness in ("claude-code", "codex"):
-        for path in sorted(shared_path("corpus", harness).glob("*.jsonl")):
+        paths = sorted(shared_path("corpus", harness).glob("*.jsonl"))
+        assert len(paths) >= 7, f"the {harness} corpus glob matched {len(paths)} files"
+        for path in paths:
             assert gemini.describe(path) is None, path
 
 
@@ -229,10 +231,11 @@ def test_display_content_is_what_the_person_typed(tmp_path: Path) -> None:
         [meta(), msg("u1", "user", expanded, displayContent="explain @a.py"), msg("u2", "user", expanded)],
     )
     turns, _ = read(path)
-    assert [turn.text for turn in turns] == [
-        "explain @a.py",
-        "explain @a.py\n--- Content from referenced files ---\nprint(1)\n",
-    ]
+    sent = "explain @a.py\n--- Content from referenced files ---\nprint(1)\n"
+    # What the person typed is the turn; what it expanded to (what the model read) follows it as meta.
+    assert [(turn.id, turn.kind, turn.text) for turn in turns] == [
+        ("u1", "prompt", "explain @a.py"), ("u1#2", "meta", sent), ("u2", "prompt", sent),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

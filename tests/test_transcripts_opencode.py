@@ -588,7 +588,9 @@ def test_a_database_in_an_oddly_named_folder_is_opened_read_only(tmp_path: Path)
 
 def test_describe_refuses_other_harnesses() -> None:
     for harness in ("gemini", "claude-code", "codex"):
-        for path in sorted(shared_path("corpus", harness).iterdir()):
+        paths = sorted(shared_path("corpus", harness).iterdir())
+        assert paths, f"the {harness} corpus folder is empty: the loop would prove nothing"
+        for path in paths:
             assert opencode.describe(path) is None, path
 
 

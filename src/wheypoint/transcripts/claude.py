@@ -12,12 +12,12 @@ Subagents: `agent-<id>.jsonl` files beside the session (~2.0, matched by their `
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 
 from wheypoint.transcripts.claude_turns import TurnReader, classify
 from wheypoint.transcripts.homes import claude_roots
+from wheypoint.transcripts.lines import loads
 from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -43,8 +43,8 @@ def _record(line: bytes) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        value = json.loads(line)
-    except ValueError:
+        value = loads(line)
+    except (ValueError, RecursionError):
         return None
     return value if value.__class__ is dict else None
 
@@ -64,15 +64,16 @@ def _head_records(path: str, budget: int = _HEAD_BYTES) -> Iterator[dict[str, An
 
 
 def _looks_like_session(rec: dict[str, Any]) -> bool:
-    return rec.get("type") in _SESSION_TYPES and any(
+    rtype = rec.get("type")
+    return rtype.__class__ is str and rtype in _SESSION_TYPES and any(
         key in rec for key in ("sessionId", "uuid", "leafUuid", "messageId"))  # fmt: skip
 
 
 def _first_prompt(rec: dict[str, Any]) -> str | None:
     if rec.get("type") != "user" or rec.get("isSidechain") is True:
         return None
-    if rec.get("isMeta") is True or rec.get("isCompactSummary") is True:
-        return None
+    if rec.get("isMeta") is True or rec.get("isCompactSummary") is True or rec.get("planContent") is not None:
+        return None  # context, a summary, or the accepted plan: none is what the person typed
     message = rec.get("message")
     content = message.get("content") if message.__class__ is dict else None
     if content.__class__ is str:

@@ -9,7 +9,10 @@ How records become turns:
 
 * user lines: `isCompactSummary` -> compaction_summary; `isMeta` -> meta; otherwise each text is classified by its
   leading host tag (see `_PREFIXES`); untagged text is a prompt, except in a sidechain or a subagent file, where
-  the "user" is the main agent briefing its subagent (meta), and untagged text next to tool_result blocks (meta).
+  the "user" is the main agent briefing its subagent (meta); in a line carrying `planContent` ("Implement the
+  following plan:", the plan the person accepted), where it is a plan; and next to tool_result blocks, where it
+  is a queued_prompt: Claude Code 2.1.19-2.1.37 stores what the person types while the agent works that way,
+  with no queue-operation record.
   `tool_result` blocks -> tool_result, one turn per stored string. Images carry no text and yield nothing.
 * assistant lines: Claude Code writes each content block of one API response on its own line, all sharing
   `message.id`. Every block is one turn with id `<message.id>#<n>`, n counting the response's blocks in file
@@ -48,6 +51,7 @@ from wheypoint.transcripts.model import (
     COMPACTION_SUMMARY,
     INTERRUPTION,
     META,
+    PLAN,
     PROMPT,
     QUEUED_PROMPT,
     SHELL_INPUT,
@@ -119,6 +123,7 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("<bash-stderr>", SHELL_OUTPUT),
     # A background task's completion, delivered as a user message: an event, not context someone supplied.
     ("<task-notification>", SYSTEM),
+    ("<agent-notification>", SYSTEM),  # the same, for a background agent
     ("[Request interrupted by user", INTERRUPTION),
     # A UserPromptSubmit hook blocked the prompt; Claude Code writes the hook's reason as a user line.
     ("Operation stopped by hook:", SYSTEM),
@@ -164,19 +169,20 @@ def _tool_call_text(block: dict[str, Any]) -> str:
 class _Pending:
     """One enqueued prompt whose fate (delivered as a user line, absorbed, popped back) is not yet known."""
 
-    __slots__ = ("kind", "number", "text", "timestamp")
+    __slots__ = ("key", "kind", "number", "text", "timestamp")
 
-    def __init__(self, number: int, timestamp: str | None, text: str, kind: str) -> None:
+    def __init__(self, number: int, timestamp: str | None, text: str, kind: str, key: str) -> None:
+        self.key = key  # the line, and which record of it when it holds several
         self.number = number
         self.timestamp = timestamp
         self.text = text
         self.kind = kind
 
 
-def _queued_item(number: int, timestamp: str | None, content: str) -> _Pending:
+def _queued_item(number: int, key: str, timestamp: str | None, content: str) -> _Pending:
     """Text typed while the agent worked: a queued prompt, or the specific kind it really is (a /command...)."""
     kind = classify(content)
-    return _Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind)
+    return _Pending(number, timestamp, content, QUEUED_PROMPT if kind == PROMPT else kind, key)
 
 
 class TurnReader:
@@ -188,11 +194,11 @@ class TurnReader:
         self.blocks = RecentCounts()
         self.session_id: str | None = None
 
-    def _record_id(self, rec: dict[str, Any], prefix: str, number: int) -> str | None:
+    def _record_id(self, rec: dict[str, Any], prefix: str, key: str) -> str | None:
         """A record's uuid (or its line when it has none); None for a uuid already seen, counted as a duplicate."""
         uuid = rec.get("uuid")
         if uuid.__class__ is not str:
-            return f"{prefix}L{number}"
+            return f"{prefix}L{key}"
         if uuid in self.seen:
             self.stats.duplicates += 1
             return None
@@ -211,7 +217,13 @@ class TurnReader:
         if os.path.isdir(path):
             raise IsADirectoryError(21, "Is a directory", os.fspath(path))
         progress = 0  # the commonest skipped type, counted locally and added to stats at the end
+        last_line = extra = 0
         for number, rec in read_jsonl(path, stats, skip=_not_for_the_user if user_only else _progress_line):
+            if number != last_line:
+                last_line, extra = number, 0
+            else:  # another record on the same line (its newline was lost): ids must still differ
+                extra += 1
+            key = f"{number}+{extra}" if extra else str(number)
             if rec.__class__ is not dict:
                 stats.malformed += 1
                 continue
@@ -220,7 +232,7 @@ class TurnReader:
                 progress += 1
                 continue
             if rtype == "assistant" or rtype == "user":
-                uuid = self._record_id(rec, prefix, number)
+                uuid = self._record_id(rec, prefix, key)
                 if uuid is None:
                     continue
                 message = rec.get("message")
@@ -271,7 +283,7 @@ class TurnReader:
                 if system is None:
                     skipped[f"system:{rec.get('subtype')}"] += 1
                     continue
-                uuid = self._record_id(rec, prefix, number)
+                uuid = self._record_id(rec, prefix, key)
                 if uuid is None:
                     continue
                 yield Turn(uuid, system[0], timestamp, system[1], number, agent, source)
@@ -281,7 +293,7 @@ class TurnReader:
                 if content.__class__ is not str:
                     content = None
                 if operation == "enqueue" and content is not None:
-                    pending.append(_queued_item(number, timestamp, content))
+                    pending.append(_queued_item(number, key, timestamp, content))
                     if len(pending) > _PENDING_LIMIT:
                         yield self._queued(pending.pop(0), prefix, agent, source)
                 elif operation == "dequeue":
@@ -299,7 +311,7 @@ class TurnReader:
                         if index >= 0:
                             yield self._queued(pending.pop(index), prefix, agent, source)
                         else:
-                            yield self._queued(_queued_item(number, timestamp, content), prefix, agent, source)
+                            yield self._queued(_queued_item(number, key, timestamp, content), prefix, agent, source)
                     elif pending:
                         yield self._queued(pending.pop(0), prefix, agent, source)
                     else:
@@ -310,7 +322,7 @@ class TurnReader:
                             yield self._queued(item, prefix, agent, source)
                         pending.clear()
                     elif content is not None:
-                        yield self._queued(_queued_item(number, timestamp, content), prefix, agent, source)
+                        yield self._queued(_queued_item(number, key, timestamp, content), prefix, agent, source)
                     else:
                         skipped["queue-operation:popAll"] += 1
                 else:
@@ -321,7 +333,7 @@ class TurnReader:
                     kind_name = attachment.get("type") if attachment.__class__ is dict else None
                     unknown[f"attachment:{kind_name}"] += 1
                     continue
-                uuid = self._record_id(rec, prefix, number)
+                uuid = self._record_id(rec, prefix, key)
                 if uuid is None:
                     continue
                 found = self._queued_command(attachment)
@@ -337,12 +349,15 @@ class TurnReader:
                 for n, (kind, text) in enumerate(found):
                     turn_id = uuid if len(found) == 1 else f"{uuid}#{n}"
                     yield Turn(turn_id, kind, timestamp, text, number, agent, source)
+            elif rtype.__class__ is not str:
+                if rtype is None:
+                    unknown["(no type)"] += 1
+                else:  # a list or object where the type belongs: a bad line, not a new type
+                    stats.malformed += 1
             elif rtype in _NO_TURN_TYPES:
                 skipped[rtype] += 1
-            elif rtype.__class__ is str:
-                unknown[rtype] += 1  # types newer than this reader
             else:
-                unknown["(no type)"] += 1
+                unknown[rtype] += 1  # types newer than this reader
         if progress:
             skipped["progress"] += progress
         for item in pending:  # still queued when the file ended (a live session)
@@ -350,7 +365,7 @@ class TurnReader:
 
     @staticmethod
     def _queued(item: _Pending, prefix: str, agent: str | None, source: str | None) -> Turn:
-        return Turn(f"{prefix}queue:{item.number}", item.kind, item.timestamp, item.text, item.number, agent, source)
+        return Turn(f"{prefix}queue:{item.key}", item.kind, item.timestamp, item.text, item.number, agent, source)
 
     def _assistant(self, rec: dict[str, Any], message: dict[str, Any], uuid: str, number: int,
                    timestamp: str | None, who: str | None, source: str | None) -> list[Turn]:  # fmt: skip
@@ -402,11 +417,12 @@ class TurnReader:
             fixed = META
         else:
             fixed = None
+        untagged = META if who is not None else PLAN if rec.get("planContent") is not None else PROMPT
         if content.__class__ is str:
             if fixed is not None:
                 return [(fixed, content)]
             kind = classify(content)
-            return [(META if kind == PROMPT and who is not None else kind, content)]
+            return [(untagged if kind == PROMPT else kind, content)]
         if content.__class__ is not list:
             return None
         found: list[tuple[str, str]] = []
@@ -437,8 +453,10 @@ class TurnReader:
                     found.append((fixed, text))
                     continue
                 kind = classify(text)
-                if kind == PROMPT and (who is not None or tool_results):
-                    kind = META  # a subagent's brief, or text riding along with tool results
+                if kind == PROMPT:
+                    # Typed while the agent worked (stored beside the tool results it interrupted), unless
+                    # the line is a subagent's brief or an accepted plan.
+                    kind = QUEUED_PROMPT if tool_results and untagged == PROMPT else untagged
                 found.append((kind, text))
             elif btype not in ("image", "document"):
                 self.stats.unknown[f"user block:{btype}"] += 1

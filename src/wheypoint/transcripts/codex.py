@@ -17,7 +17,8 @@ the fork instant and opened by the parent's own session_meta. That copy is skipp
 duplicates: see `_REPLAY_GAP` for where it ends.
 
 Turn ids are the 1-based line number (the file is append-only), with `#n` when one line holds several
-texts (content parts of a message, summary parts of a reasoning item).
+texts (content parts of a message, summary parts of a reasoning item), and `+k` on the k-th further record
+of a line that holds several (the newline between them was lost).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from itertools import islice
 
 from wheypoint.transcripts import model
 from wheypoint.transcripts.homes import codex_home
-from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, read_jsonl
+from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, loads, read_jsonl
 from wheypoint.transcripts.model import ReadStats, SessionInfo, Turn
 
 TYPE_CHECKING = False
@@ -185,13 +186,18 @@ def _fork_agent(meta: dict[str, Any]) -> tuple[bool, str | None]:
     return forked, agent
 
 
-def _turns(texts: list[str], kind: str, number: int, stamp: str | None, agent: str | None) -> Iterator[Turn]:
+def _turns(texts: list[str], kind: str, key: str, number: int, stamp: str | None, agent: str | None) -> Iterator[Turn]:
     if len(texts) == 1:
-        yield Turn(str(number), kind, stamp, texts[0], number, agent)
+        yield Turn(key, kind, stamp, texts[0], number, agent)
         return
     for index, text in enumerate(texts):
         if text:
-            yield Turn(f"{number}#{index}", kind, stamp, text, number, agent)
+            yield Turn(f"{key}#{index}", kind, stamp, text, number, agent)
+
+
+def _key(number: int, extra: int) -> str:
+    """A record's id: its line, and which record of that line it is when the line holds several."""
+    return f"{number}+{extra}" if extra else str(number)
 
 
 def read_turns(
@@ -218,7 +224,7 @@ def _read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Genera
     replay_last = 0.0
     first = True
     # A role-user response item that may be the echo of the next user_message event: (line, stamp, texts).
-    pending: tuple[int, str | None, list[str]] | None = None
+    pending: tuple[str, int, str | None, list[str]] | None = None
     last_prompt: str | None = None  # the last prompt event, which an echo may still follow
     task_open = False  # between task_started and task_complete / turn_aborted
     task_prompted = False  # that task already has its prompt
@@ -233,11 +239,19 @@ def _read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Genera
             return None
         return DUPLICATE if hit.group(1) is not None else "bookkeeping"
 
+    last_line = extra = 0
     for number, record in read_jsonl(path, stats, max_line, bookkeeping):
+        if number != last_line:
+            last_line, extra = number, 0
+        else:  # another record on the same line
+            extra += 1
         if type(record) is not dict:
             stats.malformed += 1
             continue
         rtype = record.get("type")
+        if rtype is not None and type(rtype) is not str:  # a list or object: no record type at all
+            stats.malformed += 1
+            continue
         stamp = record.get("timestamp")
         if stamp is not None and type(stamp) is not str:
             stamp = None
@@ -296,8 +310,8 @@ def _read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Genera
                         continue
                     else:
                         if pending is not None:
-                            yield from _turns(pending[2], model.META, pending[0], pending[1], agent)
-                        pending = (number, stamp, texts)
+                            yield from _turns(pending[3], model.META, pending[0], pending[1], pending[2], agent)
+                        pending = (_key(number, extra), number, stamp, texts)
                         continue
                 elif role == "developer" or role == "system":
                     kind = model.META
@@ -313,18 +327,21 @@ def _read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Genera
                 elif type(itype) is str and itype.endswith("_call"):
                     kind, texts = model.TOOL_CALL, [_tool_call_text(itype, payload)]
                 else:
-                    counter = stats.skipped if itype in _SKIPPED_ITEMS else stats.unknown
+                    counter = stats.skipped if type(itype) is str and itype in _SKIPPED_ITEMS else stats.unknown
                     counter[f"response_item:{itype}"] += 1
                     continue
         elif rtype == "event_msg":
             etype = payload.get("type")
+            if etype is not None and type(etype) is not str:
+                stats.malformed += 1
+                continue
             if etype == "user_message":
                 message = payload.get("message")
                 if type(message) is not str:
                     stats.malformed += 1
                     continue
                 last_prompt = message
-                if pending is not None and any(_same_text(message, text) for text in pending[2]):
+                if pending is not None and any(_same_text(message, text) for text in pending[3]):
                     stats.duplicates += 1
                     pending = None
                     last_prompt = None
@@ -359,14 +376,14 @@ def _read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Genera
             continue  # turn_context and later session_meta lines carry settings, not turns
 
         if pending is not None:  # no event claimed the held role-user item: it was injected context
-            yield from _turns(pending[2], model.META, pending[0], pending[1], agent)
+            yield from _turns(pending[3], model.META, pending[0], pending[1], pending[2], agent)
             pending = None
         if len(texts) == 1:
-            yield new(Turn, (str(number), kind, stamp, texts[0], number, agent, None))
+            yield new(Turn, (_key(number, extra), kind, stamp, texts[0], number, agent, None))
         else:
-            yield from _turns(texts, kind, number, stamp, agent)
+            yield from _turns(texts, kind, _key(number, extra), number, stamp, agent)
     if pending is not None:
-        yield from _turns(pending[2], model.META, pending[0], pending[1], agent)
+        yield from _turns(pending[3], model.META, pending[0], pending[1], pending[2], agent)
 
 
 def _head(path: str) -> dict[str, Any] | None:
@@ -379,7 +396,7 @@ def _head(path: str) -> dict[str, Any] | None:
     if not line.startswith(b"{"):
         return None
     try:
-        record = json.loads(line)
+        record = loads(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(record, dict):
@@ -439,7 +456,7 @@ def _last_stamp(path: str) -> str | None:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(record, dict) and isinstance(record.get("timestamp"), str):

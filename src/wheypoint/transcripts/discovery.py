@@ -133,7 +133,7 @@ def _sniff(path: str) -> str | None:
             signatures = {
                 "claude-code": _claude_like(record),
                 "codex": rtype == "session_meta" or ("type" not in record and "id" in record),
-                "gemini": "projectHash" in record or ("id" in record and rtype in _GEMINI_TYPES),
+                "gemini": "projectHash" in record or ("id" in record and type(rtype) is str and rtype in _GEMINI_TYPES),
             }
             found = [name for name, present in signatures.items() if present]
             if len(found) != 1 or (found[0] != "claude-code" and _claude_may_follow(handle, _CLAUDE_HEAD - len(line))):
@@ -152,11 +152,14 @@ def _recognised(names: list[str], path: str) -> list[tuple[str, SessionInfo]]:
     return matches
 
 
-def by_path(path: str | os.PathLike[str], harness: str | None, session: str | None = None) -> Located:
+def by_path(
+    path: str | os.PathLike[str], harness: str | None, session: str | None = None, latest: bool = False
+) -> Located:
     """A transcript named by path; its harness detected from its content when not given.
 
     An OpenCode database holds many sessions, so it describes itself only when it holds one; named
-    together with a session id it is read as OpenCode's.
+    together with a session id it is read as OpenCode's; named alone, its sessions are the candidates
+    (`session-required` listing them all, or the latest with `latest`).
     """
     path = plain_path(os.fspath(path))
     if not os.path.exists(path):
@@ -174,6 +177,11 @@ def by_path(path: str | os.PathLike[str], harness: str | None, session: str | No
         matches = _recognised(list(HARNESSES), path)
     if not matches and harness is None and session is not None and likely == "opencode":
         harness = "opencode"
+    if not matches and session is None and (likely == "opencode" or harness == "opencode"):
+        found = reader("opencode").database_sessions(path)
+        if found:
+            chosen = _choose(found, latest, f"in {path}")
+            return Located("opencode", path, chosen.session_id, chosen)
     if not matches:
         if harness:  # the caller vouches for the format; the reader will count what it cannot use
             return Located(harness, path, session, None)
@@ -216,7 +224,7 @@ def locate(
         if isinstance(hook.get("cwd"), str):
             cwd = hook["cwd"] if isinstance(cwd, str) else type(cwd)(hook["cwd"])  # type: ignore[call-arg]
     if transcript:
-        located = by_path(os.path.expanduser(transcript), harness, session)
+        located = by_path(os.path.expanduser(transcript), harness, session, latest)
         return located._replace(session_id=session or located.session_id)
     if session:
         found = [info for info in all_sessions(environ, harness) if info.session_id == session]

@@ -20,6 +20,7 @@ import re
 
 from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
 from wheypoint.transcripts.homes import gemini_tmp
+from wheypoint.transcripts.lines import LoneSurrogate, escaped_surrogate, loads, unicode_clean
 from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -45,6 +46,20 @@ _HEX = r"[0-9a-f]{16}|[0-9a-f]{64}"
 # ---------------------------------------------------------------- reading
 
 
+def _clean(value: Any) -> bool:
+    """Whether no string in `value` holds a lone surrogate (which no reply could print)."""
+    try:
+        unicode_clean(value)
+    except LoneSurrogate:
+        return False
+    return True
+
+
+def _message_type(record: dict[str, Any]) -> bool:
+    kind = record.get("type")
+    return type(kind) is str and kind in _MESSAGE_TYPES
+
+
 def _suffix(path: str) -> str:
     return os.path.splitext(path)[1]
 
@@ -54,17 +69,18 @@ def _stem(path: str) -> str:
 
 
 def _looks_legacy(path: str) -> bool:
-    """True for the single-JSON form: by suffix, else by a first line that is not a whole JSON object."""
-    suffix = _suffix(path)
-    if suffix == ".json":
-        return True
-    if suffix == ".jsonl":
-        return False
+    """True for the single-JSON form, told from the content: a `.json` file (JSONL content under that name is
+    caught while parsing), or a first line that is not a whole JSON object. Under a `.jsonl` name only a lone
+    `{` counts (the CLI pretty-prints the document), so a damaged first record still leaves a JSONL file one."""
     with open(path, "rb") as handle:
         first = handle.readline(_HEAD_BYTES)
+    if _suffix(path) == ".json":
+        return True
+    if _suffix(path) == ".jsonl":
+        return first.strip() == b"{"
     try:
         return type(json.loads(first)) is not dict
-    except ValueError:
+    except (ValueError, RecursionError):
         return True
 
 
@@ -95,18 +111,25 @@ def _read_legacy(path: str, stats: ReadStats, agent: str | None, source: str | N
         else:
             stats.malformed += 1
         return
+    except (ValueError, RecursionError):  # a 5,000-digit number, or nesting deeper than the decoder follows
+        stats.malformed += 1
+        return
+    check = escaped_surrogate(data)  # then each message is checked alone, so one bad message costs only itself
     del data
     messages = document.get("messages") if type(document) is dict else None
     if type(messages) is not list:
         stats.malformed += 1
         return
-    if type(document.get("sessionId")) is str:
+    if type(document.get("sessionId")) is str and _clean(document["sessionId"]):
         found.append(document["sessionId"])
     seen: set[str] = set()
     for index, message in enumerate(messages, 1):
         stats.lines += 1
         if type(message) is not dict or type(message.get("id")) is not str:
             stats.malformed += 1
+            continue
+        if check and not _clean(message):
+            stats.invalid_utf8 += 1
             continue
         if message["id"] in seen:
             stats.duplicates += 1
@@ -211,9 +234,9 @@ def _legacy_head(path: str, size: int) -> tuple[dict[str, Any], list[Any]] | Non
     with open(path, "rb") as handle:
         data = handle.read(size if size <= _SMALL_JSON else _HEAD_BYTES)
     if size <= _SMALL_JSON:
-        try:
-            document = json.loads(data)
-        except ValueError:
+        try:  # not `loads`: a bad message must not hide the session; what describe keeps is checked there
+            document = json.loads(data.decode("utf-8-sig"))
+        except (ValueError, RecursionError):
             return None
         if type(document) is not dict:
             return None
@@ -226,7 +249,7 @@ def _legacy_head(path: str, size: int) -> tuple[dict[str, Any], list[Any]] | Non
     for key in ("sessionId", "projectHash", "startTime", "lastUpdated", "kind"):
         match = re.search(r'"' + key + r'"\s*:\s*("(?:[^"\\]|\\.)*")', top)
         if match:
-            meta[key] = json.loads(match.group(1))
+            meta[key] = loads(match.group(1))
     messages: list[Any] = []
     if cut >= 0:
         decoder = json.JSONDecoder()
@@ -265,7 +288,7 @@ def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | 
             if index > 0 and b'"user"' not in line:
                 continue
             try:
-                record = json.loads(line)
+                record = loads(line)
             except ValueError:
                 if index == 0:
                     return None
@@ -278,7 +301,7 @@ def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | 
                 if type(record.get("sessionId")) is str and type(record.get("projectHash")) is str:
                     meta.update(record)
                     continue
-                if type(record.get("id")) is not str or record.get("type") not in _MESSAGE_TYPES:
+                if type(record.get("id")) is not str or not _message_type(record):
                     return None
                 meta["$midsession"] = True
             if type(record.get("id")) is str and record.get("type") == "user":
@@ -293,7 +316,7 @@ def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | 
         if b"lastUpdated" not in line and b'"timestamp"' not in line:
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except ValueError:
             continue
         if type(record) is not dict:
@@ -331,21 +354,21 @@ def _describe(path: str, registry: dict[str, str] | None = None) -> tuple[Sessio
     except (OSError, ValueError):
         return None
     session_id = meta.get("sessionId")
-    if type(session_id) is not str:
+    if type(session_id) is not str or not _clean(session_id):
         if not meta.get("$midsession"):
             return None
         session_id = _stem(path)  # a JSONL file that starts mid-session: no metadata record
     stored_hash = meta.get("projectHash") if type(meta.get("projectHash")) is str else None
     if last is None:
         for key in ("lastUpdated", "startTime"):
-            if type(meta.get(key)) is str:
+            if type(meta.get(key)) is str and _clean(meta[key]):
                 last = meta[key]
                 break
     first: str | None = None
     for message in messages:
         if type(message) is dict and message.get("type") == "user":
             text = user_text(message)
-            if text and user_kind(text) == PROMPT:
+            if text and user_kind(text) == PROMPT and _clean(text):
                 first = text
                 break
     chats = os.path.dirname(path)

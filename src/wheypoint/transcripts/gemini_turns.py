@@ -6,6 +6,12 @@ when it gains tokens or tool-call results (only ever the latest message); `{"$se
 metadata (lastUpdated, summary, directories) and may carry a whole replacement `messages` list (history sync after
 compression or masking); `{"$rewindTo": id}` drops that message and all later ones from the visible history.
 
+User messages. `displayContent`, when the CLI stored one, is what the person typed and `content` what the model
+was sent: a slash command's expansion (`/init`), @-file contents. The typed text is the turn (id = message id);
+a different `content` follows as `meta` (`<id>#2`), so `--all` shows what the model read. A user message the CLI
+wrote itself to make the model go on ("System: Please continue." after an invalid stream; "Please continue."
+after the next-speaker check, which carries the original prompt's displayContent) is `meta`, never a prompt.
+
 Choices. Rewound messages are still yielded: the person typed those words, and wheypoint keeps evidence, not the
 agent's current view. A rewritten message is yielded once, with its final content, at the line where it first
 appeared; since only the latest message is ever rewritten, one message of look-ahead is enough. Memory: that one
@@ -23,6 +29,7 @@ from wheypoint.transcripts.lines import read_jsonl
 from wheypoint.transcripts.model import (
     ASSISTANT,
     COMPACTION_SUMMARY,
+    META,
     PROMPT,
     SHELL_INPUT,
     SLASH_COMMAND,
@@ -42,6 +49,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 _SYSTEM_TYPES = frozenset(("info", "error", "warning"))
+# The text Gemini CLI sends as a user message of its own to make the model continue; the second only counts
+# with a displayContent beside it (the CLI passes the original prompt's), since a person may type it too.
+_INJECTED = "System: Please continue."
+_CONTINUE = "Please continue."
 _MARKS = frozenset("/!<")  # the first characters that can make a user message something other than a prompt
 _PLAIN_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/!<")
 
@@ -152,20 +163,30 @@ def message_turns(message: dict[str, Any], position: int, stats: ReadStats, agen
     if type(timestamp) is not str:
         timestamp = None
     if kind == "user":
+        sent = _text(message.get("content"))
+        display = message.get("displayContent")
+        if sent == _INJECTED or (sent == _CONTINUE and display is not None and _text(display)):
+            return [Turn(mid, META, timestamp, sent, position, agent, source)]
         text = user_text(message)
         if text is None:
             stats.malformed += 1
             return []
-        return [Turn(mid, user_kind(text), timestamp, text, position, agent, source)] if text else []
+        made = [Turn(mid, user_kind(text), timestamp, text, position, agent, source)] if text else []
+        if sent and sent != text:  # what the typed text expanded to
+            made.append(Turn(f"{mid}#2", META, timestamp, sent, position, agent, source))
+        return made
     if kind == "gemini":
         return _gemini_turns(message, mid, timestamp, position, agent, source)
-    if kind in _SYSTEM_TYPES:
+    if type(kind) is str and kind in _SYSTEM_TYPES:
         text = _text(message.get("content"))
         if text is None:
             stats.malformed += 1
             return []
         return [Turn(mid, SYSTEM, timestamp, text, position, agent, source)] if text else []
-    stats.unknown[f"message:{kind}"] += 1
+    if kind is None or type(kind) is str:
+        stats.unknown[f"message:{kind}"] += 1  # a message type newer than this reader (or none)
+    else:
+        stats.malformed += 1  # a list or object where the type belongs
     return []
 
 

@@ -3,6 +3,9 @@
 Lines are read with a length cap, so a 500 MB line (base64 images are common) is skipped in chunks
 rather than loaded. Invalid UTF-8, malformed JSON and a truncated last line (a live file) are counted
 in `ReadStats`, never raised: a transcript is evidence, and one bad line must not hide the rest.
+
+A lone surrogate (`"\\ud800"`, valid JSON but no Unicode text) is counted as invalid UTF-8: no reply could
+print it. Two records written on one line with no newline between them are both read, as that line's.
 """
 
 from __future__ import annotations
@@ -22,8 +25,61 @@ if TYPE_CHECKING:
 MAX_LINE_BYTES = 10 * 1024 * 1024
 DUPLICATE = "duplicate"  # what a skip test returns for a line that repeats another record
 _SKIP_CHUNK = 1 << 20
-_DECODE = json.JSONDecoder().decode  # on text: json.loads(bytes) would sniff the encoding of every line
+_DECODER = json.JSONDecoder()
+_DECODE = _DECODER.decode  # on text: json.loads(bytes) would sniff the encoding of every line
 _BOM = b"\xef\xbb\xbf"
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+class LoneSurrogate(UnicodeError):
+    """Decoded JSON holding a lone surrogate: a ValueError, so callers count it with the other bad input."""
+
+
+def unicode_clean(value: Any) -> Any:
+    """`value` itself, or LoneSurrogate when one of its strings (keys too) holds a lone surrogate.
+
+    Only called on text that holds a `\\ud` escape: JSON decoding joins escaped pairs into one character, so
+    a surrogate can only survive it alone, and re-encoding the value as UTF-8 is where that shows.
+    """
+    try:
+        _ENCODE(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise LoneSurrogate("a string holds a lone surrogate") from None
+    except (ValueError, RecursionError):  # nesting too deep to re-encode: no string of it reaches a reply whole
+        raise LoneSurrogate("too deep to check for lone surrogates") from None
+    return value
+
+
+def escaped_surrogate(text: str) -> bool:
+    """Whether JSON text may decode to a lone surrogate (it holds a `\\ud` escape): only then is a check due."""
+    return "\\ud" in text or "\\uD" in text
+
+
+def loads(data: str | bytes) -> Any:
+    """json.loads of UTF-8 (bytes are decoded strictly: json.loads would let surrogate bytes through), and
+    LoneSurrogate, a ValueError, for a value no UTF-8 reply could carry."""
+    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    value = _DECODE(text)
+    return unicode_clean(value) if escaped_surrogate(text) else value
+
+
+def _records(text: str, stats: ReadStats) -> list[Any]:
+    """The JSON values written one after the other on one line (a lost newline); what follows the last whole
+    one, when it is not JSON, is counted malformed (the second record was itself cut short)."""
+    decode = _DECODER.raw_decode
+    found: list[Any] = []
+    at, end = 0, len(text)
+    while True:
+        while at < end and text[at] in " \t\r\n":
+            at += 1
+        if at >= end:
+            return found
+        try:
+            value, at = decode(text, at)
+        except ValueError:
+            stats.malformed += 1
+            return found
+        found.append(value)
 
 
 def read_jsonl(
@@ -53,7 +109,8 @@ def read_jsonl(
                 continue
             if len(line) < 4 and not line.strip():
                 continue
-            if skip is not None and complete:
+            # A line holding two records (`}{`: a lost newline) is decoded whatever its opening bytes say.
+            if skip is not None and complete and b"}{" not in line:
                 reason = skip(line)
                 if reason is not None:
                     stats.lines += 1
@@ -68,9 +125,17 @@ def read_jsonl(
             try:
                 text = line.decode()
                 line = b""  # hold a long line once at a time: bytes, then text, then value
-                value = _DECODE(text)
+                try:
+                    values = [_DECODE(text)]
+                except json.JSONDecodeError as error:
+                    if not error.msg.startswith("Extra data"):
+                        raise
+                    values = _records(text, stats)  # the newline between two records was lost
+                    stats.lines += len(values) - 1
+                if escaped_surrogate(text):
+                    values = [unicode_clean(value) for value in values]
                 text = ""
-            except UnicodeDecodeError:
+            except UnicodeError:  # invalid UTF-8, or a lone surrogate
                 stats.invalid_utf8 += 1
                 continue
             except RecursionError:  # nesting deeper than the decoder follows
@@ -82,4 +147,5 @@ def read_jsonl(
                 else:
                     stats.truncated_tail = True
                 continue
-            yield number, value
+            for value in values:
+                yield number, value

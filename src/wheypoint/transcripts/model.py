@@ -23,6 +23,7 @@ SHELL_OUTPUT = "shell_output"
 COMMAND_OUTPUT = "command_output"  # output of a local slash command
 META = "meta"  # injected context: skill expansions, caveats, environment and instruction blocks
 COMPACTION_SUMMARY = "compaction_summary"
+PLAN = "plan"  # the agent's plan, accepted by the person and handed back to the agent to implement
 INTERRUPTION = "interruption"
 ASSISTANT = "assistant"
 THINKING = "thinking"
@@ -33,7 +34,7 @@ SYSTEM = "system"
 USER_KINDS = (PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND)
 ALL_KINDS = (
     PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND, SHELL_OUTPUT, COMMAND_OUTPUT, META,
-    COMPACTION_SUMMARY, INTERRUPTION, ASSISTANT, THINKING, TOOL_CALL, TOOL_RESULT, SYSTEM,
+    COMPACTION_SUMMARY, PLAN, INTERRUPTION, ASSISTANT, THINKING, TOOL_CALL, TOOL_RESULT, SYSTEM,
 )  # fmt: skip
 
 

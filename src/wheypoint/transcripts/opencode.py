@@ -26,12 +26,11 @@ Turns are parts, in message order and part order; `opencode_turns` says which tu
 from __future__ import annotations
 
 import errno
-import json
 import os
 import sqlite3
 
 from wheypoint.transcripts.homes import opencode_data, opencode_databases
-from wheypoint.transcripts.lines import MAX_LINE_BYTES
+from wheypoint.transcripts.lines import MAX_LINE_BYTES, loads
 from wheypoint.transcripts.model import ReadStats, SessionInfo
 from wheypoint.transcripts.opencode_turns import SKIPPED_PARTS as SKIPPED_PARTS
 from wheypoint.transcripts.opencode_turns import Message, TurnReader, first_prompt, iso_ms, message_of
@@ -101,7 +100,7 @@ def _load_json(path: str, stats: ReadStats | None, limit: int | None = None) -> 
             stats.oversized += 1
         return False, None
     try:
-        return True, json.loads(raw)
+        return True, loads(raw)
     except UnicodeDecodeError:
         if stats is not None:
             stats.invalid_utf8 += 1
@@ -159,31 +158,47 @@ def _db_turns(path: str, stats: ReadStats, session_id: str | None) -> Iterator[T
             sid, parent = rows[0]
             reader = TurnReader(stats, sid if parent else None)
             part_turns = reader.part
-            loads = json.loads
-            current: str | None = None
-            message = Message("", None, False, None)
+            current: Any = None
+            message: Message | None = Message("", None, False, None)
             shell = False
             rows_read = position = 0
+            # Text columns come as bytes and are decoded here: a row of invalid UTF-8 is then one bad row,
+            # where sqlite3 would end the whole read with an error.
+            conn.text_factory = bytes
             try:
-                for mid, created, mdata, pid, data in conn.execute(_TURNS_QUERY, (MAX_LINE_BYTES, sid)):
-                    if mid != current:
-                        current = mid
+                for raw_mid, created, mdata, raw_pid, data in conn.execute(_TURNS_QUERY, (MAX_LINE_BYTES, sid)):
+                    if raw_mid != current:
+                        current = raw_mid
                         rows_read += 1
+                        mid = _column_text(raw_mid)
+                        if mid is None:
+                            stats.invalid_utf8 += 1
+                            message = None  # its parts cannot be named: skipped below
+                            continue
                         try:
-                            value = loads(mdata)
+                            message = message_of(mid, loads(mdata), created, stats)
+                        except UnicodeError:
+                            stats.invalid_utf8 += 1
+                            message = Message(mid, None, False, created)
                         except (TypeError, ValueError, RecursionError):
-                            value = None
-                        message = message_of(mid, value, created, stats)
+                            message = message_of(mid, None, created, stats)
                         shell = reader.begin(message)
-                    if pid is None:
+                    if raw_pid is None:
                         continue  # a message without parts
                     rows_read += 1
                     position += 1
+                    pid = _column_text(raw_pid)
+                    if message is None or pid is None:
+                        stats.invalid_utf8 += 1
+                        continue
                     if data is None:  # the column is NOT NULL: only the size check makes it NULL
                         stats.oversized += 1
                         continue
                     try:
                         part = loads(data)
+                    except UnicodeError:
+                        stats.invalid_utf8 += 1
+                        continue
                     except (TypeError, ValueError, RecursionError):
                         stats.malformed += 1
                         continue
@@ -197,11 +212,23 @@ def _db_turns(path: str, stats: ReadStats, session_id: str | None) -> Iterator[T
         conn.close()
 
 
+def _column_text(value: Any) -> str | None:
+    """A text column read as bytes, decoded; None when it is not UTF-8 (or not text at all)."""
+    if value.__class__ is str:
+        return str(value)
+    if value.__class__ is not bytes:
+        return None
+    try:
+        return str(value.decode())
+    except UnicodeDecodeError:
+        return None
+
+
 def _db_first_prompt(conn: sqlite3.Connection, sid: str) -> str | None:
     messages = conn.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,))
     for mid, data in messages:
         try:
-            value = json.loads(data)
+            value = loads(data)
         except (TypeError, ValueError, RecursionError):
             continue
         if not isinstance(value, dict) or value.get("role") != "user":
@@ -211,7 +238,7 @@ def _db_first_prompt(conn: sqlite3.Connection, sid: str) -> str | None:
         parts = []
         for (raw,) in rows:
             try:
-                parts.append(json.loads(raw))
+                parts.append(loads(raw))
             except (TypeError, ValueError, RecursionError):
                 continue
         found = first_prompt(parts)
@@ -247,6 +274,11 @@ def _db_sessions(path: str, only_one: bool = False, since_ms: int = 0) -> list[S
         return []
     finally:
         conn.close()
+
+
+def database_sessions(path: str | os.PathLike[str]) -> list[SessionInfo]:
+    """Every top-level session of one database ([] when it is not an OpenCode database or cannot be read)."""
+    return _db_sessions(os.fspath(path))
 
 
 def updated_sessions(path: str, since_ms: int) -> list[SessionInfo]:
