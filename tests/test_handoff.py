@@ -259,6 +259,38 @@ def test_packets_never_exceed_the_budget_nor_cut_a_quote(
     "  - slug: a", "    command: /cook a", "    branch: b", "artifact: PR#1", "Orientation.", "", "## Gates",
 ]), max_size=14).map("\n".join))  # fmt: skip
 def test_dispatch_always_answers(text: str) -> None:
-    reply = dispatch(parse_note(text))
-    assert reply["action"] in {"malformed", "surface-gate", "surface-halt", "run", "run-many", "run-tasks", "wait",
-                               "none"}  # fmt: skip
+    parsed = parse_note(text)
+    reply = dispatch(parsed)
+    json.dumps(reply)  # the reply is printed as JSON: every value must be JSON's
+    if reply["action"] == "surface-gate":  # a gate stops everything, with what the person needs to decide
+        assert parsed.status_kind == "gated" and reply["gate"] == parsed.status_reason, reply
+        assert set(reply) == {"action", "gate", "dossier", "open", "directions"} and reply["directions"]
+    elif reply["action"] == "surface-halt":  # a halt says why, and what would run after it
+        assert parsed.status_kind == "halt" and reply["reason"] == parsed.status_reason, reply
+        _check_plan(parsed, reply["then"])
+    else:
+        assert reply["action"] == "malformed" or parsed.status_kind == "ok", reply
+        _check_plan(parsed, reply)
+
+
+def _check_plan(parsed: Any, plan: dict[str, Any]) -> None:
+    """A plan's shape, and that what it runs is what the note says."""
+    action = plan["action"]
+    if action == "malformed":
+        assert set(plan) == {"action", "message"} and plan["message"].startswith("malformed handoff"), plan
+    elif action == "run":
+        assert set(plan) - {"warning"} == {"action", "skill", "argument", "argument_from"}, plan
+        assert plan["skill"] == f"/{parsed.next}", plan
+        if plan["argument_from"] in ("artifact", "orientation"):
+            assert plan["argument"] == getattr(parsed, plan["argument_from"]), plan
+        else:
+            assert plan["argument_from"] is None and plan["argument"] is None, plan
+    elif action == "run-many":
+        assert plan["order"] == parsed.order and parsed.next_items is not None, plan
+        assert [run["skill"] for run in plan["runs"]] == [f"/{item['skill']}" for item in parsed.next_items]
+    elif action == "run-tasks":
+        assert parsed.next == "tasks" and len(plan["runs"]) == len(parsed.tasks or []), plan
+        assert all(run["action"] == "run" and run["command"] for run in plan["runs"]), plan
+    else:
+        assert action in ("wait", "none") and parsed.next == ("hold" if action == "wait" else "done"), plan
+        assert plan == {"action": action, "orientation": parsed.orientation}

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheypoint.model.kernel import Provenance, apply
-from wheypoint.notes.parse import MAX_NOTE_BYTES, parse_next_items, parse_note
+from wheypoint.notes.parse import MAX_NOTE_BYTES, ParsedNote, parse_next_items, parse_note
 from wheypoint.notes.render import render
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z", session={"harness": "codex", "id": "s1"},
@@ -324,8 +324,19 @@ def test_huge_input_is_capped_at_one_mebibyte() -> None:
 )
 def test_parser_never_raises(data: str | bytes) -> None:  # fmt: skip
     parsed = parse_note(data)
-    assert "internal-error" not in {p.code for p in parsed.problems}
-    json.dumps(parsed.as_json())
+    shape = json.loads(json.dumps(parsed.as_json()))  # the documented JSON shape, exactly, and only JSON in it
+    assert set(shape) == set(ParsedNote._fields) - {"outline", "labels", "body"}
+    assert shape["format"] in ("wheypoint", "legacy", "legacy-wrapped") and shape["mode"] in ("single", "parallel")
+    assert all(isinstance(title, str) for title in shape["sections"])
+    for problem in shape["problems"]:
+        assert set(problem) == {"code", "message"} and re.fullmatch(r"[a-z]+(-[a-z0-9]+)*", problem["code"])
+        assert problem["code"] != "internal-error" and problem["message"]
+    # The status is read into its kind and reason, or reported; never half of it.
+    if parsed.status_kind is not None:
+        assert parsed.status_kind in ("ok", "gated", "halt") and parsed.status is not None
+        assert parsed.status.lower().startswith(parsed.status_kind)
+    elif parsed.status is not None:
+        assert "status-unknown" in {p["code"] for p in shape["problems"]}
 
 
 hostile = st.lists(st.sampled_from(["## Gates", "status: ok", "```", "next: done", "plain", "", "  - slug: x"]),
