@@ -86,6 +86,8 @@ def test_only_a_gating_question_or_blocker_needs_a_rationale() -> None:
         ({"move": "hold", "order": "parallel"}, [("next-shape", "$.next.order")]),
         ({"move": "hold", "items": [{"skill": "culture", "arg": "q"}], "order": "parallel"},
          [("next-shape", "$.next")]),
+        ({"items": [{"skill": "culture", "arg": "q"}, {"skill": "cook", "arg": "q"}], "order": "parallel"},
+         [("bad-value", "$.next.items[1].skill"), ("next-item-not-read-only", "$.next.items[1].skill")]),
     ],
 )  # fmt: skip
 def test_the_next_move_has_the_shape_its_move_needs(nxt: dict[str, Any], expected: list[tuple[str, str]]) -> None:
