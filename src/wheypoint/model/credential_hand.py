@@ -29,7 +29,9 @@ _ASSIGN_KEYWORDS = (
 )
 
 
-_PROSE_KEYWORDS = r"pass(?:word|wd|phrase)|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|credentials?"
+_PROSE_KEYWORDS = (
+    r"pass(?:word|wd|phrase)|pwd\b|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|credentials?|creds\b"
+)
 
 
 def _always(_m: re.Match[str]) -> bool:
@@ -169,7 +171,7 @@ def _check_password_flag(m: re.Match[str]) -> bool:
 
 def _check_prose(m: re.Match[str]) -> bool:
     value = m.group("v")
-    if "pass" in m.group("k").lower():
+    if "pass" in m.group("k").lower() or "pwd" in m.group("k").lower():
         return looks_like_password(value) and not _is_placeholder_password("", value)
     return looks_random(value, min_len=12)
 
@@ -210,6 +212,17 @@ PATTERNS: tuple[tuple[str, str, Validator], ...] = (
     ("vault-token", r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,})(?![A-Za-z0-9_-])", _check_word_start),
     ("new-relic-user-key", r"(?P<v>NRAK-[A-Z0-9]{27})(?![A-Za-z0-9_-])", _check_word_start),
     ("twilio-account-sid", r"(?P<v>AC[0-9a-f]{32})(?![A-Za-z0-9_])", _check_word_start),
+    (
+        # an access key id and, a few characters on, its secret: "aws keys: AKIA... / ..."
+        "aws-key-pair",
+        r"A(?:KI|SI)A[A-Z2-7]{16}[\s,;:/|\"'=]{1,5}(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        _always,
+    ),
+    (
+        "discord-webhook",
+        r"(?P<v>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,})",
+        _always,
+    ),
     ("anthropic-api-key", _NB + r"(?P<v>sk-ant-[A-Za-z0-9_-]{20,})" + _NAH, _always),
     (
         "openai-api-key",
@@ -247,15 +260,19 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # mysql -p'...' / -pvalue (no space: "-p name" names a database), sshpass -p value, --password=value
         r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p(?P<q1>['\"]?)(?P<v1>[^\s'\"]+)(?P=q1)"
         r"|\bsshpass\s+-p\s*(?P<q2>['\"]?)(?P<v2>[^\s'\"]+)(?P=q2)"
-        r"|--password[= ](?P<q3>['\"]?)(?P<v3>[^\s'\"]+)(?P=q3))",
+        r"|--password[= ](?P<q3>['\"]?)(?P<v3>[^\s'\"]+)(?P=q3)"
+        r"|\bdocker\s+login\b[^\n]{0,200}?\s-p\s+(?P<q4>['\"]?)(?P<v4>[^\s'\"]+)(?P=q4))",
         _check_password_flag,
     ),
     (
         "prose-secret",
         # a sentence naming a secret, then "is", ":" or "=", then the value: "the root password is ...",
         # "my deploy token: ...".  The value must look random (a chosen password: mix three classes).
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:[ \t][\w.'-]{1,20}){0,3}?"
-        r"(?:[ \t]+(?i:is|was|will be|should be|set to|=|:)|:)[ \t]*(?P<q>[\"'`]?)"
+        # Up to three words may sit between the name and the verb; the verb may be left out ("twilio token
+        # 3f9a...") only when the value follows the name at once.
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))"
+        r"(?:(?:[ \t][\w.'-]{1,20}){0,3}?[ \t]+(?i:is|are|was|were|will be|should be|set to|=|:)[ \t]*|:[ \t]*|[ \t]+)"
+        r"(?P<q>[\"'`]?)"
         r"(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
         _check_prose,
     ),

@@ -58,6 +58,8 @@ RULES: tuple[tuple[str, str], ...] = (
     ("vault-token", "HashiCorp Vault token: hvs., hvb. or hvr. and 24+ characters."),
     ("new-relic-user-key", "New Relic user API key: NRAK- and 27 upper-case letters and digits."),
     ("twilio-account-sid", "Twilio account SID: AC and 32 lower-case hex digits (half of a Twilio login)."),
+    ("aws-key-pair", "An AWS access key id followed within five characters by a 40-character secret."),
+    ("discord-webhook", "Discord webhook URL: https://discord.com/api/webhooks/<id>/<token>."),
     ("anthropic-api-key", "Anthropic API key: sk-ant-... (api/admin keys)."),
     (
         "openai-api-key",
@@ -76,11 +78,16 @@ RULES: tuple[tuple[str, str], ...] = (
         "containing password, passwd, secret, token, api_key, apikey, access_key, auth_token, client_secret or "
         "private_key (any case; JSON keys, YAML, env vars such as GITHUB_TOKEN=, CLI --flags).",
     ),
-    ("password-flag", "A password on a command line: mysql -p'...' / -pvalue, sshpass -p value, --password=value."),
+    (
+        "password-flag",
+        "A password on a command line: mysql -p'...' / -pvalue, sshpass -p value, docker login -p value, "
+        "--password=value.",
+    ),
     (
         "prose-secret",
-        "A sentence naming a password, secret, token, API or access key or credential, then is / : / = and a "
-        "random-looking value (a chosen password: 8+ characters mixing three classes).",
+        "A sentence naming a password, pwd, secret, token, API or access key, credential or creds, then "
+        "is / are / : / = (or nothing) and a random-looking value (a chosen password: 8+ characters mixing three "
+        "classes).",
     ),
 )
 
@@ -119,8 +126,8 @@ _SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
 
 # Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
 _COMMON_WORDS = frozenset(
-    {"pass", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization", "credential",
-     "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass"}
+    {"pass", "pwd", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization",
+     "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker"}
 )  # fmt: skip
 
 # Hand-written rules: literal strings (lower case), one of which must occur for the rule to be able to match.
@@ -136,6 +143,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "new-relic-user-key": ("nrak-",),
     "twilio-account-sid": ("ac",),
     "aws-secret-access-key": ("aws", "secret"),
+    "aws-key-pair": ("akia", "asia"),
+    "discord-webhook": ("discord",),
     "anthropic-api-key": ("sk-ant-",),
     "openai-api-key": ("sk-",),
     "slack-token": ("xox",),
@@ -146,8 +155,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "authorization-header": ("authorization",),
     "url-password": ("://",),
     "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private"),
-    "password-flag": ("mysql", "mariadb", "sshpass", "--password"),
-    "prose-secret": ("pass", "secret", "token", "api", "access", "credential"),
+    "password-flag": ("mysql", "mariadb", "sshpass", "--password", "docker"),
+    "prose-secret": ("pass", "pwd", "secret", "token", "api", "access", "credential", "creds"),
 }
 
 # Hand-written rules whose every match starts with one of its needles: they are tried only at the needles'
