@@ -44,7 +44,8 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           "wheypoint.transcripts.homes", "wheypoint.transcripts.live"}  # fmt: skip
 _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "wheypoint.transcripts.model",
                "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
-               "wheypoint.app.transcript", "wheypoint.transcripts.harvest", "wheypoint.transcripts.homes"}  # fmt: skip
+               "wheypoint.transcripts.claude_kinds", "wheypoint.app.transcript", "wheypoint.transcripts.harvest",
+               "wheypoint.transcripts.homes"}  # fmt: skip
 
 _LINKS = "wheypoint.app.links"  # backlinks, which show and resolve answer
 # command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)

@@ -234,7 +234,8 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from wheypoint.transcripts import discovery
 located = discovery.by_path(sys.argv[2], None, sys.argv[3] or None)
-readers = sorted(m for m in sys.modules if m.startswith("wheypoint.transcripts.") and not m.endswith("_turns"))
+readers = sorted(m for m in sys.modules
+                 if m.startswith("wheypoint.transcripts.") and not m.endswith(("_turns", "_kinds")))
 print(json.dumps([located.harness, located.path, readers]))
 """
 _ONLY = [

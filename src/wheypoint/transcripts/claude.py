@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 
-from wheypoint.transcripts.claude_turns import TurnReader, classify
+from wheypoint.transcripts.claude_kinds import classify
+from wheypoint.transcripts.claude_turns import TurnReader
 from wheypoint.transcripts.homes import claude_roots
 from wheypoint.transcripts.lines import loads
 from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo
