@@ -66,7 +66,10 @@ GROUPS: dict[str, Group] = {
         ("tests/test_store.py", "tests/test_store_contract.py"),
         ("-k", "not postgresql"),
     ),
-    "credentials": Group(("src/wheypoint/model/credentials.py",), ("tests/test_credentials.py",)),
+    "credentials": Group(
+        ("src/wheypoint/model/credentials.py", "src/wheypoint/model/credential_hand.py"),
+        ("tests/test_credentials.py", "tests/test_credential_thresholds.py"),
+    ),
 }
 DEFAULT_GROUPS = ("canonical", "kernel", "rules", "sqlite_store")
 
