@@ -63,7 +63,7 @@ GROUPS: dict[str, Group] = {
             f"src/wheypoint/store/{name}.py"
             for name in ("sqlite/backend", "sqlite/schema", "sqlite/indexes", "sqlite/migrations", "sql")
         ),
-        ("tests/test_store.py", "tests/test_store_contract.py"),
+        ("tests/test_store.py", "tests/test_store_rows.py", "tests/test_store_contract.py"),
         ("-k", "not postgresql"),
     ),
     "credentials": Group(

@@ -1,0 +1,164 @@
+"""The SQLite store's side rows, read back with plain SQL: backlinks, authors, where a head was written, imports."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_store import Outcome, outcome
+from wheypoint.store.rows import Backlink, Committed, ImportedFrom, Write, WrittenFrom
+from wheypoint.store.sqlite.backend import SqliteStore
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore.open(tmp_path / "store.sqlite3", create=True)
+    yield opened
+    opened.close()
+
+
+def commit(store: SqliteStore, work_id: str, number: int = 1, *, project: str = "proj", slug: str | None = None,
+           stamp: str | None = None, edits: dict[str, Any] | None = None, **write: Any) -> Committed:  # fmt: skip
+    """Commit revision `number` of `work_id` (its parent the one before), with `edits` made to its record."""
+
+    def build(head: dict[str, Any] | None) -> Outcome:
+        made = outcome(work_id, number, f"rev-{work_id}-{number - 1}" if number > 1 else None, slug)
+        made.record.update(project_key=project, **(edits or {}))
+        if stamp:
+            made.record["updated_at"] = stamp
+        return made
+
+    parent = f"rev-{work_id}-{number - 1}" if number > 1 else None
+    return store.commit_many([Write(work_id, parent, f"rev-{work_id}-{number}", build, **write)])[0]
+
+
+def rows(store: SqliteStore, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """SQL on the store's file through a connection of its own, not wheypoint's reads."""
+    conn = sqlite3.connect(store.path)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def test_backlinks_are_every_spelling_of_the_work_and_a_bare_slug_only_from_its_project(store: SqliteStore) -> None:
+    commit(store, "tgt.0001", slug="tgt", edits={"edges": [{"ref": "tgt", "kind": "relates_to"}]})  # itself: no
+    spellings = {"a": "tgt.0001", "b": "wheypoint:proj/tgt.0001", "c": "wheypoint:proj/tgt", "d": "tgt"}
+    for n, (name, ref) in enumerate(spellings.items()):
+        commit(store, name, stamp=f"2026-02-0{n + 1}T00:00:00Z", edits={"edges": [{"ref": ref, "kind": "informs"}]})
+    commit(store, "e", project="other", edits={"edges": [{"ref": "tgt", "kind": "informs"}]})  # another project's
+    commit(store, "f", edits={"edges": [{"ref": "wheypoint:other/tgt", "kind": "informs"}]})  # another project's
+    target = store.work("tgt.0001")
+    assert target is not None
+    assert store.backlinks(target) == [  # newest head first
+        Backlink(name, "proj", f"retry-{name}", "informs", ref) for name, ref in reversed(spellings.items())
+    ]
+
+
+def test_backlinks_of_one_work_come_newest_first_then_by_id_and_kind(store: SqliteStore) -> None:
+    commit(store, "tgt.0001", slug="tgt")
+    two = [{"ref": "tgt.0001", "kind": "relates_to"}, {"ref": "tgt.0001", "kind": "informs"}]
+    commit(store, "b", stamp="2026-03-01T00:00:00Z", edits={"edges": two})
+    commit(store, "a", stamp="2026-03-01T00:00:00Z", edits={"edges": two[:1]})
+    commit(store, "c", stamp="2026-04-01T00:00:00Z", edits={"edges": two[1:]})
+    target = store.work("tgt.0001")
+    assert target is not None
+    assert [(b.work_id, b.kind) for b in store.backlinks(target)] == [
+        ("c", "informs"), ("a", "relates_to"), ("b", "informs"), ("b", "relates_to")]  # fmt: skip
+
+
+def test_each_revision_keeps_its_author_the_writes_own_before_where_it_came_from(store: SqliteStore) -> None:
+    commit(store, "w", 1, written_from=WrittenFrom("/co", None, "ann@example.com"))
+    commit(store, "w", 2, written_from=WrittenFrom("/co", None, "ann@example.com"), author="bob@example.com")
+    commit(store, "w", 3)
+    assert store.authors("w") == {"rev-w-1": "ann@example.com", "rev-w-2": "bob@example.com", "rev-w-3": None}
+    assert store.authors("nobody") == {}
+
+
+def test_where_a_head_was_written_is_replaced_only_by_a_write_that_says(store: SqliteStore) -> None:
+    commit(store, "w", 1, written_from=WrittenFrom("/a", "/a/.cheese/notes"))
+    assert (store.work("w").checkout, store.work("w").note_dir) == ("/a", "/a/.cheese/notes")  # type: ignore[union-attr]
+    commit(store, "w", 2)  # an import, say: leaves them
+    assert (store.work("w").checkout, store.work("w").note_dir) == ("/a", "/a/.cheese/notes")  # type: ignore[union-attr]
+    commit(store, "w", 3, written_from=WrittenFrom(None, None))  # outside a checkout, no note: says so
+    assert (store.work("w").checkout, store.work("w").note_dir) == (None, None)  # type: ignore[union-attr]
+    assert store.work("w").head_revision_id == "rev-w-3"  # type: ignore[union-attr]
+
+
+def test_an_imported_revision_records_its_bundle_and_a_written_one_does_not(store: SqliteStore) -> None:
+    origin = ImportedFrom("sha256:" + "b" * 64, "/tmp/bundle.json", "2026-05-01T00:00:00Z")
+    commit(store, "w", 1, imported_from=origin)
+    commit(store, "w", 2)
+    assert rows(store, "SELECT revision_id, work_id, bundle_digest, source, imported_at FROM imports") == [
+        ("rev-w-1", "w", *origin)
+    ]
+
+
+def test_the_head_rows_describe_the_head_only(store: SqliteStore) -> None:
+    entries = [
+        {"id": "q1", "kind": "question", "state": "active", "gates": True, "text": "Go?", "owner": "ann"},
+        {"id": "d1", "kind": "decision", "state": "active", "gates": True, "text": "Cap."},  # a decision never gates
+        {"id": "q2", "kind": "question", "state": "resolved", "gates": False, "text": "Old?"},
+    ]
+    commit(store, "w", 1, edits={"entries": entries, "status": "gated: Go?", "next": {"items": []},
+                                 "edges": [{"ref": "x", "kind": "informs"}, {"ref": "y", "kind": "relates_to"}],
+                                 "artifact_links": [{"ref": "a.md", "digest": "sha256:1"}]})  # fmt: skip
+    assert rows(store, "SELECT status, gated, next_move, head_number FROM works") == [("gated: Go?", 1, "list", 1)]
+    assert rows(store, "SELECT entry_id, kind, state, gates, owner FROM entries ORDER BY entry_id") == [
+        ("d1", "decision", "active", 0, None), ("q1", "question", "active", 1, "ann"),
+        ("q2", "question", "resolved", 0, None)]  # fmt: skip
+    assert rows(store, "SELECT ref, kind FROM edges ORDER BY ref") == [("x", "informs"), ("y", "relates_to")]
+    assert rows(store, "SELECT ref, digest FROM artifact_links") == [("a.md", "sha256:1")]
+    commit(store, "w", 2, edits={"entries": entries[2:], "edges": [], "artifact_links": [], "next": {"move": "cook"}})
+    assert rows(store, "SELECT status, gated, next_move, head_number FROM works") == [("ok", 0, "cook", 2)]
+    assert rows(store, "SELECT entry_id FROM entries") == [("q2",)]
+    assert rows(store, "SELECT count(*) FROM edges") == [(0,)]
+    assert rows(store, "SELECT count(*) FROM artifact_links") == [(0,)]
+
+
+def test_a_revision_is_read_only_through_its_own_work(store: SqliteStore) -> None:
+    commit(store, "w", 1)
+    commit(store, "w", 2)
+    commit(store, "v", 1)
+    assert store.record("w", "rev-w-1")["revision_number"] == 1  # type: ignore[index]
+    assert store.record("w")["revision_id"] == "rev-w-2"  # type: ignore[index]
+    assert store.record("v", "rev-w-1") is None and store.record("nobody") is None
+    assert [r["revision_id"] for r in store.revisions("w")] == ["rev-w-1", "rev-w-2"]
+    assert store.work_of_revision("rev-w-1").work_id == "w"  # type: ignore[union-attr]
+    assert store.work_of_revision("rev-nobody") is None
+
+
+def test_a_slug_is_indexed_once_and_found_after_later_revisions(store: SqliteStore) -> None:
+    for number in (1, 2, 3):
+        commit(store, "w", number, slug="retry-jitter")
+    assert rows(store, "SELECT count(*) FROM slug_index") == [(1,)]
+    assert rows(store, "SELECT count(*) FROM search") == [(1,)]  # the head's row, replaced at each revision
+    assert [w.work_id for w in store.works_with_slug_part("jitt", None, 5)] == ["w"]
+
+
+def test_a_slug_part_of_three_characters_or_more_uses_the_trigram_index(store: SqliteStore) -> None:
+    commit(store, "w", 1, slug="retry-jitter")
+    if not store.features.trigram_slugs:
+        pytest.skip("this SQLite has no trigram tokenizer: every part is a scan")
+    seen: list[str] = []
+    assert store._conn is not None
+    store._conn.set_trace_callback(seen.append)
+    for part, indexed in (("jit", True), ("ji", False)):
+        seen.clear()
+        assert [w.work_id for w in store.works_with_slug_part(part, "proj", 5)] == ["w"]
+        assert any("slug_index MATCH" in sql for sql in seen) is indexed, (part, seen)
+
+
+def test_commit_stream_counts_written_and_replayed(store: SqliteStore) -> None:
+    commit(store, "w", 1)
+
+    def writes() -> Iterator[Write]:
+        for work_id in ("w", "v", "u"):
+            yield Write(work_id, None, f"rev-{work_id}-1", lambda head, w=work_id: outcome(w, 1, None))
+
+    assert store.commit_stream(writes()) == (2, 1)
+    assert store.commit_stream(iter(())) == (0, 0)
