@@ -289,6 +289,29 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
     return args
 
 
+def whole_number(value: str, parameter: str, expectation: str, least: int = 1) -> int:
+    """A count from the command line. ASCII digits only (`'²'.isdigit()` holds, yet int() refuses it), and at most
+    nine of them: no count means more, and thousands of digits would take Python's int() seconds, then refusal."""
+    if not (value.isascii() and value.isdigit() and len(value) <= 9 and int(value) >= least):
+        raise usage(expectation, parameter=parameter)
+    return int(value)
+
+
+def refuse_undecodable(argv: list[str]) -> None:
+    """Arguments are text: bytes the locale cannot decode arrive as lone surrogates, which no reply could print."""
+    for number, arg in enumerate(argv, start=1):
+        if "\x00" in arg:  # only an in-process caller (MCP) can pass one: no process's arguments can hold it
+            raise Refusal("usage", f"argument {number} holds a NUL character, which no argument can carry", usage=True)
+        if not arg.isascii():
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                char = ord(arg[exc.start])
+                what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
+                raise Refusal("invalid-utf8", f"argument {number} is not UTF-8 text ({what} at character "
+                              f"{exc.start + 1})", usage=True) from None  # fmt: skip
+
+
 def unknown_flag(command: Command, flag: str) -> Refusal:
     import difflib
 

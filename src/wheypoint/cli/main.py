@@ -18,9 +18,11 @@ from wheypoint.cli.commands import (
     command_help,
     overview,
     parse,
+    refuse_undecodable,
     spell,
     unknown_command,
     usage,
+    whole_number,
 )  # fmt: skip
 from wheypoint.model.errors import Refusal
 from wheypoint.model.replies import document_text, internal_error, scrub
@@ -96,17 +98,9 @@ def _log(command: Command, args: dict[str, Any]) -> int:
 def _resolve(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.resolve import resolve
 
-    page = _whole(args["page"] or "1", "page", "takes a page number from 1")
+    page = whole_number(args["page"] or "1", "page", "takes a page number from 1")
     reply = resolve(_context(args["project"]), args["ref"], args["workspace_root"], page)
     return _emit(command, reply, args["format"])
-
-
-def _whole(value: str, parameter: str, expectation: str, least: int = 1) -> int:
-    """A count from the command line. ASCII digits only (`'²'.isdigit()` holds, yet int() refuses it), and at most
-    nine of them: no count means more, and thousands of digits would take Python's int() seconds, then refusal."""
-    if not (value.isascii() and value.isdigit() and len(value) <= 9 and int(value) >= least):
-        raise usage(expectation, parameter=parameter)
-    return int(value)
 
 
 def _list(command: Command, args: dict[str, Any]) -> int:
@@ -208,7 +202,7 @@ def _diff(command: Command, args: dict[str, Any]) -> int:
 def _graph(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.graph import graph
 
-    depth = _whole(args["depth"] or "1", "depth", "takes a whole number", least=0)
+    depth = whole_number(args["depth"] or "1", "depth", "takes a whole number", least=0)
     fmt = args["format"] or "mermaid"
     reply = graph(_context(args["project"]), args["work"], depth, fmt)
     if fmt != "json" and sys.stdout.isatty():  # a person at a terminal gets the picture itself
@@ -249,7 +243,7 @@ def _join(command: Command, args: dict[str, Any]) -> int:
 def _turns(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.app.transcript import turns
 
-    limit = None if args["limit"] is None else _whole(args["limit"], "limit", "takes a positive whole number")
+    limit = None if args["limit"] is None else whole_number(args["limit"], "limit", "takes a positive whole number")
     reply = turns(_context(), transcript_choice(args), every=args["all"], kinds=args["kind"], since=args["since"],
                   limit=limit)  # fmt: skip
     return _emit(command, reply, args["format"])
@@ -340,7 +334,7 @@ def _hook(command: Command, argv: list[str]) -> int:
     from wheypoint.hooks.events import run_hook
 
     try:
-        _refuse_undecodable(argv)
+        refuse_undecodable(argv)
         args: dict[str, Any] | Refusal = parse(command, argv)
     except Refusal as refusal:
         args = refusal
@@ -400,21 +394,6 @@ def _global_options(argv: list[str]) -> list[str]:
     return argv
 
 
-def _refuse_undecodable(argv: list[str]) -> None:
-    """Arguments are text: bytes the locale cannot decode arrive as lone surrogates, which no reply could print."""
-    for number, arg in enumerate(argv, start=1):
-        if "\x00" in arg:  # only an in-process caller (MCP) can pass one: no process's arguments can hold it
-            raise Refusal("usage", f"argument {number} holds a NUL character, which no argument can carry", usage=True)
-        if not arg.isascii():
-            try:
-                arg.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                char = ord(arg[exc.start])
-                what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
-                raise Refusal("invalid-utf8", f"argument {number} is not UTF-8 text ({what} at character "
-                              f"{exc.start + 1})", usage=True) from None  # fmt: skip
-
-
 def _run(argv: list[str]) -> int:
     if not argv:
         raise usage("name a command: " + ", ".join(BY_NAME))
@@ -447,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     command = None
     try:
         if argv[:1] != ["hook"]:  # a hook answers its harness whatever its line holds (see _hook)
-            _refuse_undecodable(argv)
+            refuse_undecodable(argv)
         argv = _global_options(argv)
         command = BY_NAME.get(argv[0]) if argv else None  # for the refusal's flag spellings
         return _run(argv)
