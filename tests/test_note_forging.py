@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -89,7 +90,11 @@ def valid_intent(texts: dict[str, str], listed: bool) -> dict[str, Any]:
     return require_valid(intent_for(plain, listed))
 
 
-@settings(max_examples=400, deadline=None)
+# 400 examples in CI (a few seconds); bench/forging_fuzz.py runs the same property with many more.
+EXAMPLES = int(os.environ.get("WHEYPOINT_FUZZ_EXAMPLES", "400"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(
     texts=st.fixed_dictionaries({key: hostile for key in
                                  ("orientation", "arg", "text", "rationale", "quote", "notes", "context")}),
