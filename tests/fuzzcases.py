@@ -151,9 +151,27 @@ class Case:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
+def _light(rng: random.Random, tree: Any) -> Any:
+    """`tree` with one string leaf swapped for a hostile string: mostly still valid, so it reaches the kernel."""
+    tree = json.loads(json.dumps(tree))
+    node = tree
+    while True:
+        key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        if isinstance(node[key], str):
+            node[key] = rng.choice(_STRINGS) if rng.random() < 0.7 else node[key] + rng.choice(_STRINGS)
+            return tree
+        if not isinstance(node[key], (dict, list)) or not node[key]:
+            return tree
+        node = node[key]
+
+
 def intent_case(rng: random.Random) -> Case:
     roll = rng.random()
-    if roll < 0.55:
+    if roll < 0.3:
+        intent = _light(rng, VALID_INTENT)
+        intent["slug"] = f"fuzz-{rng.randrange(10**6)}"  # a new work, so a checkpoint commits
+        data = _dump(rng, intent)
+    elif roll < 0.55:
         data = _dump(rng, _mutate_tree(rng, VALID_INTENT, rng.randrange(1, 6)))
     elif roll < 0.8:
         data = _mutate_bytes(rng, _dump(rng, VALID_INTENT))
@@ -170,6 +188,8 @@ def argv_case(rng: random.Random, commands: list[Any], item_flags: list[str]) ->
     """A command of the table with its own options and positionals, filled with hostile values, and noise."""
     command = rng.choice(commands)
     argv = [command.name]
+    if command.name in ("checkpoint", "validate") and rng.random() < 0.5:  # a valid line, then noise
+        argv += [f"fuzz-{rng.randrange(10**6)}", "--orientation", "A work.", "--next", "hold", "--notes", "n"]
     flags = [option.flag for option in command.options if option.flag not in ("--format", "--text")]
     if command.name in ("checkpoint", "validate", "snapshot"):
         flags += item_flags
@@ -221,6 +241,10 @@ def hook_case(rng: random.Random, transcript: str, cwd: str) -> Case:
         data = _mutate_bytes(rng, _dump(rng, payload))
     else:
         data = _dump(rng, _value(rng))
+    if rng.random() < 0.2:  # the same payload handed to a checkpoint, as a hook script would
+        command = rng.choice(["validate", "checkpoint"])
+        return Case("hook", [command, f"fuzz-{rng.randrange(10**6)}", "--orientation", "A work.", "--next", "hold",
+                             "--notes", "n", "--no-note", "--hook-payload", "-"], data)  # fmt: skip
     event = rng.choice(HOOK_EVENTS) if rng.random() < 0.9 else rng.choice(_STRINGS)
     harness = rng.choice(HOOK_HARNESSES) if rng.random() < 0.9 else rng.choice(_STRINGS)
     argv = ["hook", event, "--harness", harness]

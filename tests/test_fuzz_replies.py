@@ -96,6 +96,20 @@ def test_names_and_numbers_too_long_for_the_system_are_coded_refusals(wp: Runner
     assert document["ok"] is True or document["error"]["code"] != "internal-error", reply.stdout
 
 
+@pytest.mark.parametrize(("payload", "code"), [
+    ({"session_id": 4}, "invalid-hook-payload"), ({"transcript_path": ["a"]}, "invalid-hook-payload"),
+    ({"cwd": {"a": 1}}, "invalid-hook-payload"), ({"session_id": "s\u0000"}, "invalid-hook-payload"),
+    ({"session_id": "\ud800"}, "lone-surrogate"),
+])  # fmt: skip
+def test_a_hook_payload_of_the_wrong_shape_is_refused_by_its_field(wp: Runner, repo: Path, payload: dict[str, Any],
+                                                                   code: str) -> None:  # fmt: skip
+    data = json.dumps(payload)  # ASCII: the surrogate and the NUL are escapes, as a harness would write them
+    error = _refused(wp("validate", "x", *FIRST, "--hook-payload", "-", cwd=repo, stdin=data), code)
+    assert next(iter(payload)) in error["message"]
+    hook = wp("hook", "PreCompact", "--harness", "claude-code", cwd=repo, stdin=data)
+    assert hook.code == 0 and "invalid-hook-payload" in json.loads(hook.stdout)["systemMessage"], hook.stdout
+
+
 def _store_facts(home: Path) -> tuple[int, str]:
     with sqlite3.connect(home / "store.sqlite3") as conn:
         count = conn.execute("SELECT count(*) FROM revisions").fetchone()[0]
@@ -278,7 +292,7 @@ def test_scrubbing_redacts_by_rule_and_shows_lone_surrogates() -> None:
 
 # --- the fuzz -------------------------------------------------------------------------------------------------
 
-IN_PROCESS_CASES = 4000
+IN_PROCESS_CASES = 6000
 PROCESS_CASES = 24
 
 

@@ -214,6 +214,8 @@ class TranscriptChoice(Record):
                 if self.hook.get(key) is not None and not isinstance(self.hook[key], str):
                     raise Refusal("invalid-hook-payload", f"a hook payload's {key} is a string, not "
                                   f"{type(self.hook[key]).__name__}")  # fmt: skip
+                if "\x00" in (self.hook.get(key) or ""):  # no path or file name can hold one
+                    raise Refusal("invalid-hook-payload", f"a hook payload's {key} holds a NUL character")
 
         return discovery.locate(
             cwd=ctx.cwd, environ=ctx.environ, transcript=self.transcript, session=self.session,
