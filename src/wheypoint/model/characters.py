@@ -16,16 +16,16 @@ import re
 
 # Line terminators other than \n that `str.splitlines` breaks lines on (CommonMark also breaks on \r).
 LINE_TERMINATORS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-# Invisible characters: the soft hyphen, the grapheme joiner, bidi marks and controls, zero-width and filler
-# characters, the word joiner and invisible operators, the BOM, interlinear annotation, musical format controls,
-# and the tag characters.
-_INVISIBLE = (
+# Invisible characters, as the body of a character class: the soft hyphen, the grapheme joiner, bidi marks and
+# controls, zero-width and filler characters, the word joiner and invisible operators, the BOM, interlinear
+# annotation, musical format controls, and the tag characters. The credential scan reads text with these taken out.
+INVISIBLE = (
     "\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
     "\u3164\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a\U000e0000-\U000e007f"
 )
 # As a character class: C0 controls but tab and newline, DEL and the C1 controls (NEL among them), U+2028 and
 # U+2029, the invisible characters, and lone surrogates.
-HIDDEN_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _INVISIBLE + "\ud800-\udfff"
+HIDDEN_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + INVISIBLE + "\ud800-\udfff"
 _JOINERS = "\u200c\u200d"
 _hidden: re.Pattern[str] | None = None
 
