@@ -7,8 +7,10 @@
 #   python3 bench/mutation.py --list kernel                      # the mutants, without running anything
 #   python3 bench/mutation.py --only 'kernel:derive_slug:cmp:1a2b3c4d'   # one mutant, verbose
 #
-# The sources are copied first (src/, tests/, tools/, pyproject.toml) into a scratch folder, and every mutant
-# is written there: the real src/ is never touched, since others edit it and run tests while this runs. Each
+# The committed tree (git HEAD: src/, tests/, tools/, pyproject.toml; `--working-tree` takes the files as they
+# are on disk instead, uncommitted edits included) is copied first into a scratch folder, the mutants are made
+# from that copy and written there: the real src/ is never touched, since others edit it and run tests while
+# this runs, and a score belongs to one commit, which the report names. Each
 # mutant's tests run as `python -m pytest -x -q -p no:cacheprovider --hypothesis-seed=0 <files>` in that
 # folder with PYTHONPATH at its src/ (ahead of the editable install's path) and no bytecode written (a
 # mutant and the original can have the same size and mtime second, so a cached .pyc could run the wrong one).
@@ -93,15 +95,26 @@ class Tally:
         return (len(self.killed) + len(self.timeouts)) / run if run else None
 
 
-def scratch_copy() -> Path:
-    """A copy of what the tests need, taken now: later edits to the checkout do not reach this run."""
+def scratch_copy(working_tree: bool) -> Path:
+    """A copy of what the tests need, taken now (HEAD's, or the files on disk): later edits do not reach this run."""
     folder = Path(tempfile.mkdtemp(prefix="wheypoint-mutation-"))
+    names = ("src", "tests", "tools", "pyproject.toml", "README.md")
+    if not working_tree:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD", *names], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+        return folder
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for name in ("src", "tests", "tools"):
+    for name in names[:3]:
         shutil.copytree(ROOT / name, folder / name, ignore=skip)
-    for name in ("pyproject.toml", "README.md"):
+    for name in names[3:]:
         shutil.copy2(ROOT / name, folder / name)
     return folder
+
+
+def revision(working_tree: bool) -> str:
+    """The commit the run measured, and whether the files on disk were taken instead."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return head.stdout.strip() + (" plus the working tree's uncommitted edits" if working_tree else "")
 
 
 def run_tests(scratch: Path, group: Group, timeout: float) -> tuple[str, float, str]:
@@ -124,10 +137,11 @@ def run_tests(scratch: Path, group: Group, timeout: float) -> tuple[str, float, 
     return ("passed" if child.returncode == 0 else "failed"), time.monotonic() - started, tail
 
 
-def group_mutants(name: str) -> list[Mutant]:
+def group_mutants(name: str, tree: Path) -> list[Mutant]:
+    """Every mutant of the group's sources as they are in `tree` (the scratch copy)."""
     found: list[Mutant] = []
     for path in GROUPS[name].sources:
-        source = (ROOT / path).read_text(encoding="utf-8")
+        source = (tree / path).read_text(encoding="utf-8")
         found += mutants_of(name, path, source)
     return found
 
@@ -168,9 +182,9 @@ def run_group(name: str, scratch: Path, found: list[Mutant], chosen: list[Mutant
     return tally
 
 
-def report(tallies: dict[str, Tally], sample: int, seed: int, command: str) -> str:
+def report(tallies: dict[str, Tally], sample: int, seed: int, command: str, measured: str) -> str:
     lines = [
-        "# Mutation testing", "", f"Command: `{command}`", "",
+        "# Mutation testing", "", f"Command: `{command}`", "", f"Sources and tests: {measured}.", "",
         f"Sample: {'every mutant' if sample <= 0 else f'{sample} per group'}, seed {seed}.", "",
         "| group | mutants | run | killed | timeout | survived | equivalent | score (excl. equivalents) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -198,31 +212,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", metavar="GROUP", help="print the group's mutants and stop")
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run just these mutants")
     parser.add_argument("--verbose", action="store_true", help="every verdict, with pytest's last lines")
+    parser.add_argument("--working-tree", action="store_true", help="the files on disk, not the commit at HEAD")
     args = parser.parse_args(argv)
-    if args.list:
-        for mutant in group_mutants(args.list):
-            mark = "  (equivalent)" if mutant.id in EQUIVALENT else ""
-            print(f"{mutant.id}\n    {mutant.describe()}{mark}")
-        return 0
-    names = sorted({i.split(":", 1)[0] for i in args.only}) if args.only else args.groups.split(",")
+    names = [args.list] if args.list else sorted({i.split(":", 1)[0] for i in args.only}) or args.groups.split(",")
     unknown = [n for n in names if n not in GROUPS]
     if unknown:
         parser.error(f"unknown group(s) {unknown}; known: {sorted(GROUPS)}")
-    scratch = scratch_copy()
+    measured = revision(args.working_tree)
+    command = " ".join(["python3 bench/mutation.py", *(argv if argv is not None else sys.argv[1:])])
+    scratch = scratch_copy(args.working_tree)
     try:
+        if args.list:
+            for mutant in group_mutants(args.list, scratch):
+                mark = "  (equivalent)" if mutant.id in EQUIVALENT else ""
+                print(f"{mutant.id}\n    {mutant.describe()}{mark}")
+            return 0
         tallies: dict[str, Tally] = {}
         for name in names:
-            found = group_mutants(name)
+            found = group_mutants(name, scratch)
             chosen = [m for m in found if m.id in set(args.only)] if args.only else pick(found, args.sample, args.seed)
             tallies[name] = run_group(name, scratch, found, chosen, args.verbose)
+            text = report(tallies, args.sample, args.seed, command, measured)
+            if not args.only:  # after each group, so a long run interrupted keeps what it measured
+                RESULTS.mkdir(parents=True, exist_ok=True)
+                (RESULTS / "mutation.md").write_text(text, encoding="utf-8")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    command = "python3 bench/mutation.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = report(tallies, args.sample, args.seed, command.strip())
     print(text)
-    if not args.only:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "mutation.md").write_text(text, encoding="utf-8")
     return 0
 
 
