@@ -146,6 +146,8 @@ def test_task_keys_belong_to_the_tasks_move_only() -> None:
 def test_a_work_id_and_slug_given_together_must_agree() -> None:
     assert found(changed(work_id="retry-backoff.0123abcd")) == []
     assert found(changed(work_id="other.0123abcd")) == [("work-slug-mismatch", "$.slug")]
+    # A work id's slug is all before its last dot: a malformed id is refused by its pattern and still compared so.
+    assert ("work-slug-mismatch", "$.slug") in found(changed(slug="retry", work_id="retry.backoff.0123abcd"))
 
 
 def test_multi_line_fields_are_told_by_their_last_key() -> None:
@@ -180,3 +182,52 @@ def test_tab_line_breaks_and_spaces_beside_the_controls_are_kept_in_multi_line_t
 def test_markdown_block_openers_at_their_edges(line: str, opens: bool) -> None:
     # The property test samples these shapes; the edges are pinned here, since a sample may miss `. x` or `a. x`.
     assert opens_markdown_block(line) is opens
+
+
+def orientation_problems(text: str) -> list[tuple[str, str]]:
+    return [(p.code, p.message) for p in intent_problems(changed(orientation=text))]
+
+
+KEY_LIKE = "would read as a preamble key or Markdown block; start it with a word"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Retry: the plan", []),  # a capitalised word is neither a preamble key nor the published reader's key
+        ("a b: c", []),
+        ("note_digest: x", [("orientation-shape", KEY_LIKE)]),  # any lower-case identifier, for the ten-line reader
+        ("retry_plan: x", [("orientation-shape", KEY_LIKE)]),
+        ("Status : ok", [("orientation-shape", KEY_LIKE)]),  # a preamble key in any case, space before the colon
+        (" x", [("orientation-shape", "starts or ends with white space")]),
+        ("x\t", [("orientation-shape", "starts or ends with white space")]),
+        ("x\u2028y", [("orientation-shape", "the orientation is one line")]),
+        ("x\u202ey", [("hidden-character", "holds U+202E, which is invisible or reorders text; a one-line field is "
+                                            "plain")]),
+        ("", [("too-short", "must not be empty"), ("orientation-shape", "must not be blank")]),
+    ],
+)  # fmt: skip
+def test_the_orientation_is_one_plain_line_that_reads_as_no_key(text: str, expected: list[tuple[str, str]]) -> None:
+    assert orientation_problems(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("char", "one_line", "multi_line"),
+    [
+        ("\u2028", "single-line-field", None),
+        ("\x85", "single-line-field", None),  # NEL: a line terminator, fine in text that may span lines
+        ("\r", "single-line-field", None),
+        ("\u202e", "hidden-character", None),  # shown escaped in a verbatim block, refused where printed plain
+        ("\u200b", "hidden-character", None),
+        ("\x84", "control-character", "control-character"),  # C1 controls on both sides of NEL
+        ("\x86", "control-character", "control-character"),
+        ("\x9f", "control-character", "control-character"),
+        ("\xa0", None, None),  # the first character after the C1 block is an ordinary space
+    ],
+)
+def test_one_line_fields_refuse_what_multi_line_text_may_hold(
+    char: str, one_line: str | None, multi_line: str | None
+) -> None:
+    owner = changed(questions=[{**GOOD["questions"][0], "owner": f"a{char}b"}])
+    assert found(owner) == ([(one_line, "$.questions[0].owner")] if one_line else [])
+    assert found(changed(notes=f"a{char}b")) == ([(multi_line, "$.notes")] if multi_line else [])
