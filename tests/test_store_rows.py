@@ -162,3 +162,60 @@ def test_commit_stream_counts_written_and_replayed(store: SqliteStore) -> None:
 
     assert store.commit_stream(writes()) == (2, 1)
     assert store.commit_stream(iter(())) == (0, 0)
+
+
+# --- the backend's own helpers -------------------------------------------------------------------------------------
+
+
+class _Coded(sqlite3.OperationalError):
+    """A driver error with the extended result code Python 3.11+ attaches."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__("coded")
+        self.sqlite_errorcode = code
+
+
+@pytest.mark.parametrize(
+    ("error", "busy"),
+    [(_Coded(5), True), (_Coded(6), True), (_Coded(5 | 2 << 8), True), (_Coded(6 | 1 << 8), True),
+     (_Coded(1), False), (_Coded(11), False), (_Coded(7), False),
+     (sqlite3.OperationalError("database is locked"), True), (sqlite3.OperationalError("disk I/O error"), False)],
+)  # fmt: skip
+def test_busy_and_locked_of_any_extended_code_are_store_busy_and_nothing_else(error: Exception, busy: bool) -> None:
+    from wheypoint.store.sqlite import backend
+
+    refusal = backend._refusal(error, "/s.sqlite3", "write to")  # type: ignore[arg-type]
+    assert refusal.code == ("store-busy" if busy else "storage-error") and "/s.sqlite3" in refusal.message
+
+
+def test_a_bulk_writer_may_skip_the_fsync_and_a_checkpointing_one_never_does(tmp_path: Path) -> None:
+    for durable, level in ((False, 0), (True, 2)):  # OFF, FULL
+        store = SqliteStore.open(tmp_path / f"{durable}.sqlite3", create=True, durable=durable)
+        try:
+            assert store._conn is not None and store._conn.execute("PRAGMA synchronous").fetchone()[0] == level
+        finally:
+            store.close()
+
+
+def test_a_store_under_a_file_is_refused_for_reading_and_writing(tmp_path: Path) -> None:
+    from wheypoint.model.errors import Refusal
+
+    (tmp_path / "plain").write_text("a file, not a folder")
+    for create in (False, True):
+        with pytest.raises(Refusal) as refused:
+            SqliteStore.open(tmp_path / "plain" / "deeper" / "store.sqlite3", create=create)
+        assert refused.value.code == "storage-error" and str(tmp_path / "plain") in refused.value.message
+
+
+def test_a_new_store_is_private_and_in_wal_mode_at_the_current_schema(tmp_path: Path) -> None:
+    from wheypoint.store.sqlite.schema import SCHEMA_VERSION
+
+    store = SqliteStore.open(tmp_path / "new.sqlite3", create=True)
+    store.close()
+    conn = sqlite3.connect(tmp_path / "new.sqlite3")
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()
+    assert (tmp_path / "new.sqlite3").stat().st_mode & 0o777 == 0o600
