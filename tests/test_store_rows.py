@@ -176,16 +176,20 @@ class _Coded(sqlite3.OperationalError):
 
 
 @pytest.mark.parametrize(
-    ("error", "busy"),
-    [(_Coded(5), True), (_Coded(6), True), (_Coded(5 | 2 << 8), True), (_Coded(6 | 1 << 8), True),
-     (_Coded(1), False), (_Coded(11), False), (_Coded(7), False),
-     (sqlite3.OperationalError("database is locked"), True), (sqlite3.OperationalError("disk I/O error"), False)],
+    ("error", "code"),
+    [(_Coded(5), "store-busy"), (_Coded(6), "store-busy"), (_Coded(5 | 2 << 8), "store-busy"),
+     (_Coded(6 | 1 << 8), "store-busy"), (_Coded(13), "storage-full"), (_Coded(13 | 3 << 8), "storage-full"),
+     (_Coded(1), "storage-error"), (_Coded(12), "storage-error"), (_Coded(14), "storage-error"),
+     (_Coded(7), "storage-error"),
+     (sqlite3.OperationalError("database is locked"), "store-busy"),  # Python 3.10: no code, only the message
+     (sqlite3.OperationalError("database or disk is full"), "storage-full"),
+     (sqlite3.OperationalError("disk I/O error"), "storage-error")],
 )  # fmt: skip
-def test_busy_and_locked_of_any_extended_code_are_store_busy_and_nothing_else(error: Exception, busy: bool) -> None:
+def test_each_driver_error_is_refused_by_its_primary_code(error: Exception, code: str) -> None:
     from wheypoint.store.sqlite import backend
 
     refusal = backend._refusal(error, "/s.sqlite3", "write to")  # type: ignore[arg-type]
-    assert refusal.code == ("store-busy" if busy else "storage-error") and "/s.sqlite3" in refusal.message
+    assert refusal.code == code and "/s.sqlite3" in refusal.message
 
 
 def test_a_bulk_writer_may_skip_the_fsync_and_a_checkpointing_one_never_does(tmp_path: Path) -> None:
