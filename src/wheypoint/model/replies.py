@@ -52,6 +52,8 @@ def scrub_text(text: str) -> str:
     from wheypoint.model.credentials import scan_text  # a refusal's cost only: answers never load the scan
 
     for hit in reversed(scan_text(text)):
+        if set(text[hit.start : hit.end]) <= {"*"}:  # already masked (a store URL is shown `user:***@host`)
+            continue
         text = f"{text[: hit.start]}[redacted {hit.rule}]{text[hit.end :]}"
     return text
 
