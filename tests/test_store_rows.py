@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from test_readonly import _lock, _settled, _unlock
 from test_store import Outcome, outcome
+from wheypoint.model.errors import Refusal
 from wheypoint.store.rows import Backlink, Committed, ImportedFrom, Write, WrittenFrom
 from wheypoint.store.sqlite.backend import SqliteStore
 
@@ -202,8 +204,6 @@ def test_a_bulk_writer_may_skip_the_fsync_and_a_checkpointing_one_never_does(tmp
 
 
 def test_a_store_under_a_file_is_refused_for_reading_and_writing(tmp_path: Path) -> None:
-    from wheypoint.model.errors import Refusal
-
     (tmp_path / "plain").write_text("a file, not a folder")
     for create in (False, True):
         with pytest.raises(Refusal) as refused:
@@ -223,3 +223,40 @@ def test_a_new_store_is_private_and_in_wal_mode_at_the_current_schema(tmp_path: 
     finally:
         conn.close()
     assert (tmp_path / "new.sqlite3").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.fixture
+def locked() -> Iterator[list[Path]]:
+    """Paths made unwritable by test_readonly's helper (chattr +i for root), unlocked afterwards."""
+    paths: list[Path] = []
+    yield paths
+    for path in reversed(paths):
+        _unlock(path)
+
+
+def test_a_store_whose_folder_cannot_be_written_is_read_as_committed_and_refused_to_writers(
+    tmp_path: Path, locked: list[Path]
+) -> None:
+    folder = tmp_path / "locked"
+    store = SqliteStore.open(folder / "store.sqlite3", create=True)
+    commit(store, "w", 1)
+    commit(store, "w", 2)
+    store.close()
+    _settled(folder / "store.sqlite3")  # no -wal, no -shm: a read-only open would have to make the index
+    _lock(folder, locked)
+    reader = SqliteStore.open(folder / "store.sqlite3", create=False)
+    try:
+        assert reader.record("w")["revision_id"] == "rev-w-2"  # type: ignore[index]
+    finally:
+        reader.close()
+    with pytest.raises(Refusal) as refused:
+        SqliteStore.open(folder / "store.sqlite3", create=True)
+    assert refused.value.code == "storage-error" and "its folder cannot be written" in refused.value.message
+
+
+def test_no_wal_file_is_no_wal_bytes(tmp_path: Path) -> None:
+    from wheypoint.store.sqlite import backend
+
+    assert backend._wal_bytes(str(tmp_path / "absent.sqlite3")) == 0
+    (tmp_path / "s.sqlite3-wal").write_bytes(b"x" * 10)
+    assert backend._wal_bytes(str(tmp_path / "s.sqlite3")) == 10
