@@ -239,13 +239,31 @@ def locate(
     return Located(chosen.harness, plain_path(chosen.path), chosen.session_id, chosen)
 
 
+def _printable(turn: Any) -> bool:
+    """Whether every string of a turn is Unicode text (JSON can spell a lone surrogate; no reply can print one).
+
+    `isascii` is O(1), so only a turn with non-ASCII text pays for an encoding."""
+    for value in turn[:4] + turn[5:]:
+        if value is not None and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
 def turns_of(located: Located, stats: Any, kinds: frozenset[str] | None = None) -> Iterator[Any]:
     """The turns of a located session; an unusable path is a refusal, bad content is counted in stats.
 
     `kinds` is a hint: a reader may pass over records that cannot hold those kinds (the caller filters
-    anyway); a reader with no cheaper path ignores it.
+    anyway); a reader with no cheaper path ignores it. A turn holding a lone surrogate is dropped and
+    counted as invalid UTF-8: checked here, once a turn, rather than on every line a reader decodes.
     """
     try:
-        yield from reader(located.harness).read_turns(located.path, stats, located.session_id, kinds)
+        for turn in reader(located.harness).read_turns(located.path, stats, located.session_id, kinds):
+            if _printable(turn):
+                yield turn
+            else:
+                stats.invalid_utf8 += 1
     except OSError as exc:
         raise Refusal("transcript-unreadable", f"cannot read {located.path}: {exc.strerror or exc}") from None

@@ -4,8 +4,10 @@ Lines are read with a length cap, so a 500 MB line (base64 images are common) is
 rather than loaded. Invalid UTF-8, malformed JSON and a truncated last line (a live file) are counted
 in `ReadStats`, never raised: a transcript is evidence, and one bad line must not hide the rest.
 
-A lone surrogate (`"\\ud800"`, valid JSON but no Unicode text) is counted as invalid UTF-8: no reply could
-print it. Two records written on one line with no newline between them are both read, as that line's.
+Two records written on one line with no newline between them are both read, as that line's. A lone surrogate
+(`"\\ud800"`: valid JSON, yet no Unicode text) is not looked for here, where every line would pay for the search:
+`discovery.turns_of` drops a turn holding one and counts it as invalid UTF-8; `loads` refuses it outright for the
+readers that decode a few records at a time (heads, tails, single files).
 """
 
 from __future__ import annotations
@@ -109,8 +111,8 @@ def read_jsonl(
                 continue
             if len(line) < 4 and not line.strip():
                 continue
-            # A line holding two records (`}{`: a lost newline) is decoded whatever its opening bytes say.
-            if skip is not None and complete and b"}{" not in line:
+            # A line holding two records (`}{"`: a lost newline) is decoded whatever its opening bytes say.
+            if skip is not None and complete and b'}{"' not in line:
                 reason = skip(line)
                 if reason is not None:
                     stats.lines += 1
@@ -132,10 +134,8 @@ def read_jsonl(
                         raise
                     values = _records(text, stats)  # the newline between two records was lost
                     stats.lines += len(values) - 1
-                if escaped_surrogate(text):
-                    values = [unicode_clean(value) for value in values]
                 text = ""
-            except UnicodeError:  # invalid UTF-8, or a lone surrogate
+            except UnicodeDecodeError:
                 stats.invalid_utf8 += 1
                 continue
             except RecursionError:  # nesting deeper than the decoder follows

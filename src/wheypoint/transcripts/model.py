@@ -90,9 +90,13 @@ class ReadStats:
         return {
             "records": self.lines, "malformed": self.malformed, "invalid_utf8": self.invalid_utf8,
             "oversized": self.oversized, "truncated_tail": self.truncated_tail, "duplicates": self.duplicates,
-            "unknown_types": dict(sorted(self.unknown.items())),
-            "skipped_types": dict(sorted(self.skipped.items())),
+            "unknown_types": _printable_keys(self.unknown), "skipped_types": _printable_keys(self.skipped),
         }  # fmt: skip
+
+
+def _printable_keys(counts: Counter[str]) -> dict[str, int]:
+    """Counts by name, sorted; a name (a record type read from the file) holding a lone surrogate is escaped."""
+    return {name.encode("utf-8", "backslashreplace").decode("utf-8"): n for name, n in sorted(counts.items())}
 
 
 class RecentIds:
