@@ -260,3 +260,55 @@ def test_no_wal_file_is_no_wal_bytes(tmp_path: Path) -> None:
     assert backend._wal_bytes(str(tmp_path / "absent.sqlite3")) == 0
     (tmp_path / "s.sqlite3-wal").write_bytes(b"x" * 10)
     assert backend._wal_bytes(str(tmp_path / "s.sqlite3")) == 10
+
+
+# --- migrations at open ------------------------------------------------------------------------------------------
+
+
+def _as_version_4(path: Path) -> None:
+    """Take migrations 5-7 back out of a store (their columns, table and index), as a runtime of that age left it."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        for sql in ("DROP INDEX revisions_by_author", "ALTER TABLE revisions DROP COLUMN author", "DROP TABLE imports",
+                    "ALTER TABLE works DROP COLUMN checkout", "ALTER TABLE works DROP COLUMN note_dir",
+                    "PRAGMA user_version = 4"):  # fmt: skip
+            conn.execute(sql)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("create", [False, True], ids=["reader", "writer"])
+def test_an_older_store_is_brought_up_to_date_by_its_first_opener(tmp_path: Path, create: bool) -> None:
+    from wheypoint.store.sqlite.schema import SCHEMA_VERSION
+
+    path = tmp_path / "store.sqlite3"
+    store = SqliteStore.open(path, create=True)
+    commit(store, "w", 1, written_from=WrittenFrom("/a", None, "ann@example.com"))
+    store.close()
+    _as_version_4(path)
+    store = SqliteStore.open(path, create=create)
+    try:
+        assert store.work("w").checkout is None and store.authors("w") == {"rev-w-1": None}  # type: ignore[union-attr]
+    finally:
+        store.close()
+    assert rows(store, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert rows(store, "SELECT count(*) FROM imports") == [(0,)]
+
+
+def test_a_migration_that_fails_is_refused_and_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    store = SqliteStore.open(path, create=True)
+    commit(store, "w", 1)
+    store.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA user_version = 6")  # migration 7 will add a column that is already there
+    conn.close()
+    with pytest.raises(Refusal) as refused:
+        SqliteStore.open(path, create=True)
+    assert refused.value.code == "storage-error" and "author" in refused.value.message
+    assert rows(store, "PRAGMA user_version") == [(6,)]
+    reader = SqliteStore.open(path, create=False)  # a reader that cannot migrate reads the store as it is
+    try:
+        assert reader.record("w")["revision_id"] == "rev-w-1"  # type: ignore[index]
+    finally:
+        reader.close()
