@@ -12,7 +12,7 @@ import pytest
 from test_readonly import _lock, _settled, _unlock
 from test_store import Outcome, outcome
 from wheypoint.model.errors import Refusal
-from wheypoint.store.rows import Backlink, Committed, ImportedFrom, Write, WrittenFrom
+from wheypoint.store.rows import Backlink, Committed, ImportedFrom, WorkQuery, Write, WrittenFrom
 from wheypoint.store.sqlite.backend import SqliteStore
 
 
@@ -312,3 +312,23 @@ def test_a_migration_that_fails_is_refused_and_leaves_the_store_as_it_was(tmp_pa
         assert reader.record("w")["revision_id"] == "rev-w-1"  # type: ignore[index]
     finally:
         reader.close()
+
+
+def test_a_driver_error_says_whether_it_met_a_read_or_a_write(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    store = SqliteStore.open(path, create=True)
+    commit(store, "w", 1)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DROP TABLE search")  # reads of works still work; a commit's search row cannot be written
+    conn.execute("DROP TABLE entries")
+    conn.close()
+    try:
+        with pytest.raises(Refusal) as refused:
+            store.list_works(WorkQuery(owners=("ann",)))
+        assert refused.value.message.startswith(f"cannot read the store at {path}: ")
+        with pytest.raises(Refusal) as refused:
+            commit(store, "w", 2)
+        assert refused.value.message.startswith(f"cannot write to the store at {path}: ")
+        assert store.record("w")["revision_id"] == "rev-w-1"  # type: ignore[index]
+    finally:
+        store.close()
