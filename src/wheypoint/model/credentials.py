@@ -115,10 +115,6 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 )
 
 
-# Invisible format characters a pasted token may carry (or be given on purpose): soft hyphen, zero-width
-# space / non-joiner / joiner, word joiner, byte-order mark.
-_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
-
 # Three rules have no literal of their own; they run when the text holds a word of their shape (see _present).
 _SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
 _SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
@@ -168,6 +164,10 @@ _ANCHORED = frozenset(
 # Hand-written rules searched over the whole text: a PEM block may be longer than a window, and the others
 # start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
 _WHOLE_TEXT = frozenset({"private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
+
+# A shape rule is tried at each word of its shape, found by a pass over the text per distinct word; past this many
+# distinct words one search of the whole text is cheaper (a number-heavy log holds thousands of 8-digit runs).
+_FEW_SHAPES = 16
 
 # A gitleaks rule whose pattern starts with a literal is searched over the whole text (re finds a literal
 # prefix fast); any other is searched only near each occurrence of its keywords, this far either side.
@@ -227,7 +227,7 @@ class _Compiled:
                 self.by_needle.setdefault(needle, []).append(rule.priority)
         # How each needle is looked for (see _present): directly in the text, or by the first alphanumeric run of
         # the needle (its head) among the text's alphanumeric runs.
-        self.direct: set[str] = set()
+        self.direct: dict[str, bytes] = {}  # needle -> its bytes
         self.heads: dict[str, list[str]] = {}
         for needle in self.needles:
             if needle.startswith("\x00"):
@@ -235,7 +235,7 @@ class _Compiled:
             # the longest run: `sk_live` is looked for as `live`, which is rarer than `sk`
             head = max(re.findall(r"[a-z0-9]+", needle), key=len, default="")
             if len(head) < 3 or needle in _COMMON_WORDS or any(c.isspace() for c in needle):
-                self.direct.add(needle)
+                self.direct[needle] = needle.encode()
             else:
                 self.heads.setdefault(head, []).append(needle)
         self.exact_heads = frozenset(self.heads)
@@ -243,10 +243,9 @@ class _Compiled:
         for head in self.heads:
             if len(head) >= 3:
                 self.fused[head[:3]] = (*self.fused.get(head[:3], ()), head)
-        # ASCII punctuation to spaces: str.translate and str.split cut a text into its alphanumeric runs several
-        # times faster than re.findall does
-        self.to_space = {i: " " for i in range(128) if not chr(i).isalnum()}
-        self.parts = re.compile(r"[a-z0-9]+")
+        # Every byte but ASCII letters and digits to a space: bytes.translate and split cut a text into its
+        # alphanumeric runs many times faster than re.findall does (a non-ASCII character is bytes >= 0x80)
+        self.to_space = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
         self.global_allow = generated.GLOBAL_ALLOW
         self.global_stopwords = generated.GLOBAL_STOPWORDS
         self.patterns: dict[int, re.Pattern[str]] = {}
@@ -368,11 +367,14 @@ def _present(compiled: _Compiled, lowered: str, shapes: dict[str, list[str]]) ->
     spaces are looked for directly.
     The runs of each shape (_SHAPE_*) are put in shapes, where the rules of that shape are tried.
     """
-    present = {needle for needle in compiled.direct if needle in lowered}
-    if lowered.isascii():
-        parts = set(lowered.translate(compiled.to_space).split())
-    else:  # translate's fast path is for ASCII text only
-        parts = set(compiled.parts.findall(lowered))
+    # On UTF-8 bytes: substring tests and translate run several times faster there than on a str holding
+    # non-ASCII characters, and an ASCII needle or run occurs in the bytes exactly where it occurs in the text.
+    data = lowered.encode("utf-8", "surrogatepass")
+    if lowered.isascii():  # the same bytes: a str needle in it is as fast, and needs no encoded copy
+        present = {needle for needle in compiled.direct if needle in lowered}
+    else:
+        present = {needle for needle, raw in compiled.direct.items() if raw in data}
+    parts = set(data.translate(compiled.to_space).decode("ascii").split())
     heads = set(parts & compiled.exact_heads)
     fused = compiled.fused
     starts = {p[:3] for p in parts} & fused.keys()  # runs that may begin with a head
@@ -411,7 +413,9 @@ def _scan(text: str) -> list[CredentialHit]:
         rule = rules[priority]
         pattern = compiled.pattern(rule)
         seen: set[tuple[int, int]] = set()
-        if rule.anchored or rule.needles[0] in shapes:
+        if rule.needles[0] in shapes and len(shapes[rule.needles[0]]) > _FEW_SHAPES:
+            matches = pattern.finditer(text)
+        elif rule.anchored or rule.needles[0] in shapes:
             needles = tuple(shapes.get(rule.needles[0], rule.needles))
             matches = (m for at in _occurrences(lowered, needles, cache) if (m := pattern.match(text, at)))
         else:
@@ -456,11 +460,44 @@ def scan_text(text: str) -> list[CredentialHit]:
     still claims its text, so a later rule cannot report it again. Invisible format characters inside a
     value do not hide it; the offsets are those of the text given, spanning any such characters.
     """
-    if not any(c in text for c in _INVISIBLE):
+    if text.isascii():  # no invisible character is ASCII
         return _scan(text)
-    keep = [i for i, c in enumerate(text) if c not in _INVISIBLE]
-    view = "".join(text[i] for i in keep)
-    return [CredentialHit(rule=h.rule, start=keep[h.start], end=keep[h.end - 1] + 1) for h in _scan(view)]
+    invisible = _invisible()
+    # The text's non-ASCII characters alone (UTF-8 never puts an ASCII byte inside a longer character): a search
+    # of that short string is far cheaper than one of a long text
+    rare = text.encode("utf-8", "surrogatepass").translate(None, _ASCII).decode("utf-8", "surrogatepass")
+    marks = set(invisible.findall(rare))
+    if not marks:
+        return _scan(text)
+    import bisect
+
+    spots = sorted(at for mark in marks for at in _positions(text, mark, {}))
+    # The view is the text without them.  Where each invisible character sits in the view, and how many were taken
+    # out up to and including it: a view offset maps back by adding the count of the last one at or before it.
+    view = "".join(text[lo + 1 : hi] for lo, hi in zip([-1, *spots], [*spots, len(text)], strict=True))
+    at = [spot - index for index, spot in enumerate(spots)]
+    removed = range(1, len(spots) + 1)
+
+    def back(offset: int) -> int:
+        index = bisect.bisect_right(at, offset) - 1
+        return offset + (removed[index] if index >= 0 else 0)
+
+    return [CredentialHit(rule=h.rule, start=back(h.start), end=back(h.end - 1) + 1) for h in _scan(view)]
+
+
+_INVISIBLE: list[re.Pattern[str]] = []
+_ASCII = bytes(range(128))
+
+
+def _invisible() -> re.Pattern[str]:
+    """The invisible characters the note escapes (characters.INVISIBLE), as a pattern compiled on first use."""
+    if not _INVISIBLE:
+        import re
+
+        from wheypoint.model.characters import INVISIBLE
+
+        _INVISIBLE.append(re.compile(f"[{INVISIBLE}]"))
+    return _INVISIBLE[0]
 
 
 def has_credential(text: str) -> bool:
