@@ -332,3 +332,40 @@ def test_a_driver_error_says_whether_it_met_a_read_or_a_write(tmp_path: Path) ->
         assert store.record("w")["revision_id"] == "rev-w-1"  # type: ignore[index]
     finally:
         store.close()
+
+
+def test_a_write_lock_held_elsewhere_is_refused_as_a_write_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wheypoint.store.sqlite import backend
+
+    monkeypatch.setattr(backend, "BUSY_TIMEOUT_MS", 50)
+    path = tmp_path / "store.sqlite3"
+    store = SqliteStore.open(path, create=True)
+    commit(store, "w", 1)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    built: list[str] = []
+    try:
+        with pytest.raises(Refusal) as refused:
+            store.commit("w", "rev-w-1", "rev-w-2", lambda head: built.append("built") or outcome("w", 2, "rev-w-1"))
+        assert refused.value.code == "store-busy"
+        assert refused.value.message.startswith(f"cannot write to the store at {path}: it stayed locked for 50 ms")
+        assert built == []  # refused at BEGIN IMMEDIATE: the head was never read, the build never ran
+    finally:
+        holder.rollback()
+        holder.close()
+        store.close()
+
+
+class _FailingClose:
+    def close(self) -> None:
+        raise sqlite3.OperationalError("unable to close due to unfinalized statements")
+
+
+def test_a_close_the_driver_refuses_is_a_storage_error(tmp_path: Path) -> None:
+    store = SqliteStore(_FailingClose(), str(tmp_path / "s.sqlite3"))  # type: ignore[arg-type]
+    with pytest.raises(Refusal) as refused:
+        store.close()
+    assert refused.value.code == "storage-error" and refused.value.message.startswith("cannot close the store at")
+    store.close()  # closed once is closed: a second close does nothing
