@@ -268,6 +268,15 @@ def test_no_refusal_echoes_a_credential(wp: Runner, repo: Path, tmp_path: Path, 
     assert not list(repo.glob(f"*{TOKEN}*")), "a file was named after the credential"
 
 
+def test_a_credential_longer_than_a_quoted_excerpt_is_not_quoted_in_part(wp: Runner, repo: Path) -> None:
+    """A schema problem quotes the first 60 characters of a bad value: cut there, a long token no longer matches
+    its rule, so it is redacted before the cut."""
+    token = "github_pat_11ABCDEFG0" + "aB3dE5gH7j" * 8  # 101 characters
+    reply = wp("validate", "-", cwd=repo, stdin=json.dumps({**INTENT, "slug": token}))
+    error = _refused(reply, "invalid-intent")
+    assert token[:24] not in reply.stdout and "[redacted" in reply.stdout, error
+
+
 def test_an_mcp_refusal_of_its_arguments_echoes_no_credential() -> None:
     from wheypoint.cli.commands import COMMANDS
     from wheypoint.cli.main import answer

@@ -58,6 +58,12 @@ def scrub_text(text: str) -> str:
     return text
 
 
+def excerpt(value: str, length: int = 60) -> str:
+    """The start of `value`, to quote in a refusal. Scrubbed whole before it is cut: a cut token (the first 60
+    characters of a fine-grained GitHub token or a JWT) no longer matches its rule, and the reply's scrub misses it."""
+    return value[:length] if len(value) <= length else scrub_text(value)[:length]
+
+
 def scrub(value: Any) -> Any:
     """A refusal's JSON with every string and key scrubbed (see scrub_text)."""
     if isinstance(value, str):

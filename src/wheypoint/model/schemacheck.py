@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 
 from wheypoint.model.errors import Problem
+from wheypoint.model.replies import excerpt
 from wheypoint.model.shapes import PATTERN_SHAPES
 
 TYPE_CHECKING = False
@@ -126,7 +127,7 @@ class SchemaChecker:
         if "pattern" in schema and not _regex(schema["pattern"]).search(value):
             shape = PATTERN_SHAPES.get(schema["pattern"], f"a text matching {schema['pattern']}")
             what = f"{schema['description']}: " if "description" in schema else ""
-            problems.append(Problem(code or "bad-format", path, f"{what}expected {shape}; got {value[:60]!r}"))
+            problems.append(Problem(code or "bad-format", path, f"{what}expected {shape}; got {excerpt(value)!r}"))
 
     def _check_array(self, schema: dict[str, Any], value: list[Any], path: str, problems: list[Problem]) -> None:
         code = schema.get("x-code")
