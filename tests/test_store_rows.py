@@ -369,3 +369,13 @@ def test_a_close_the_driver_refuses_is_a_storage_error(tmp_path: Path) -> None:
         store.close()
     assert refused.value.code == "storage-error" and refused.value.message.startswith("cannot close the store at")
     store.close()  # closed once is closed: a second close does nothing
+
+
+def test_the_fts5_probe_says_no_for_a_tokenizer_this_sqlite_lacks_and_leaves_nothing() -> None:
+    from wheypoint.store.sqlite import migrations
+
+    conn = sqlite3.connect(":memory:")
+    assert migrations.fts5_available(conn, "no_such_tokenizer") is False
+    assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
+    if migrations.fts5_available(conn):  # and a probe that succeeds drops its table too
+        assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
