@@ -325,6 +325,12 @@ def verdict(surface: str, argv: list[str], code: int, text: str) -> str | None:
         return "an error without a message"
     if error["code"] == "internal-error":
         return "internal-error: " + error["message"][:200]
+    from wheypoint.model.credentials import scan_text
+
+    # Nothing the checkpoint's scan would refuse comes back in a refusal (a masked `user:***@host` is no secret).
+    hits = [hit for hit in scan_text(text) if set(text[hit.start : hit.end]) - {"*"}]
+    if hits:
+        return f"a refusal echoed a credential ({hits[0].rule}: {text[hits[0].start : hits[0].start + 12]}...)"
     if code not in (1, 2):
         return f"refused with exit {code}"
     return None
