@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -379,3 +380,11 @@ def test_the_fts5_probe_says_no_for_a_tokenizer_this_sqlite_lacks_and_leaves_not
     assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
     if migrations.fts5_available(conn):  # and a probe that succeeds drops its table too
         assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
+
+
+def test_a_revision_is_stored_as_compact_json_with_sorted_keys_and_its_own_characters(store: SqliteStore) -> None:
+    committed = commit(store, "w", 1, edits={"orientation": "Zürich's retry — 再试", "b": 1, "a": 2})
+    [(stored, receipt)] = rows(store, "SELECT record_json, revision_json FROM revisions")
+    assert stored == json.dumps(committed.record, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    assert "Zürich's retry — 再试" in stored and stored.index('"a":2') < stored.index('"b":1')
+    assert receipt == json.dumps(committed.revision, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
