@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wheypoint.model.canonical import CanonicalError, canonical_bytes, canonical_text, digest, short_hash
+from wheypoint.model.canonical import (
+    CanonicalError,
+    canonical_bytes,
+    canonical_text,
+    digest,
+    lone_surrogate,
+    safe_integer,
+    short_hash,
+)
 
 
 def test_keys_sort_by_utf16_code_units_as_rfc8785_shows() -> None:
@@ -112,3 +120,25 @@ def test_the_code_points_beside_the_surrogate_block_are_accepted(char: str) -> N
 def test_a_short_hash_is_twelve_hex_digits_unless_told() -> None:
     value = {"work": "a"}
     assert short_hash(value) == digest(value)[7:19] and len(short_hash(value, 16)) == 16
+
+
+@pytest.mark.parametrize(
+    ("digits", "value"),
+    [("9007199254740991", 2**53 - 1), ("-9007199254740991", -(2**53 - 1)), ("0", 0), ("-0", 0),
+     ("0009007199254740991", None),  # more digits than the limit has: refused before converting, even if small
+     ("9007199254740992", None), ("-9007199254740992", None), ("9" * 5000, None)],
+)  # fmt: skip
+def test_a_json_integer_is_safe_up_to_the_limit_judged_before_converting(digits: str, value: int | None) -> None:
+    assert safe_integer(digits) == value
+
+
+@pytest.mark.parametrize(
+    ("document", "found"),
+    [({"a": ["ok", "x\ud800"]}, ("$[\"a\"][1]", "U+D800")),
+     ({"ok": 1, "k\udfff": "v"}, ("$[\"k\\udfff\"]", "U+DFFF")),  # a key: its path is printed escaped
+     ({"a": {"b": "\udc00"}}, ("$[\"a\"][\"b\"]", "U+DC00")),
+     ("\ud83d", ("$", "U+D83D")),
+     ({"a": ["é", "\ud7ff\ue000", "😀"], "n": 1}, None), ([], None), ("ascii", None)],
+)  # fmt: skip
+def test_a_lone_surrogate_is_found_with_its_path(document: Any, found: tuple[str, str] | None) -> None:
+    assert lone_surrogate(document) == found
