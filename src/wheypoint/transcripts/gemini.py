@@ -72,10 +72,10 @@ def _looks_legacy(path: str) -> bool:
     """True for the single-JSON form, told from the content: a `.json` file (JSONL content under that name is
     caught while parsing), or a first line that is not a whole JSON object. Under a `.jsonl` name only a lone
     `{` counts (the CLI pretty-prints the document), so a damaged first record still leaves a JSONL file one."""
-    with open(path, "rb") as handle:
-        first = handle.readline(_HEAD_BYTES)
     if _suffix(path) == ".json":
         return True
+    with open(path, "rb") as handle:
+        first = handle.readline(_HEAD_BYTES)
     if _suffix(path) == ".jsonl":
         return first.strip() == b"{"
     try:
