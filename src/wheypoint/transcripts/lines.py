@@ -111,10 +111,10 @@ def read_jsonl(
                 continue
             if len(line) < 4 and not line.strip():
                 continue
-            # A line holding two records (`}{"`: a lost newline) is decoded whatever its opening bytes say.
-            if skip is not None and complete and b'}{"' not in line:
+            if skip is not None and complete:
                 reason = skip(line)
-                if reason is not None:
+                # A line holding two records (`}{"`: a lost newline) is decoded whatever its opening bytes say.
+                if reason is not None and b'}{"' not in line:
                     stats.lines += 1
                     if reason == DUPLICATE:
                         stats.duplicates += 1
