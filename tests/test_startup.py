@@ -36,8 +36,9 @@ _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.mod
            "wheypoint.model.characters"}  # fmt: skip
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
-          # the scan every intent goes through: its hand-written rules and the generated gitleaks table (data)
-          "wheypoint.model.credential_hand", "wheypoint.model.credential_rules",
+          # the scan every intent goes through: its hand-written rules, the generated gitleaks table (data) and
+          # how it searches a text
+          "wheypoint.model.credential_hand", "wheypoint.model.credential_rules", "wheypoint.model.credential_text",
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
           "wheypoint.transcripts", "wheypoint.transcripts.model",

@@ -115,10 +115,11 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 )
 
 
-# Three rules have no literal of their own; they run when the text holds a word of their shape (see _present).
-_SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
-_SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
-_SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
+# Three rules have no literal of their own; they run when the text holds a word of their shape
+# (credential_text.present).
+SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
+SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
+SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
 
 # Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
 _COMMON_WORDS = frozenset(
@@ -131,10 +132,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "private-key": ("private key",),
     "gcp-service-account": ("private_key_id",),
     "jwt": ("eyj",),
-    "discord-bot-token": (_SHAPE_DISCORD,),
-    "telegram-bot-token": (_SHAPE_TELEGRAM,),
+    "discord-bot-token": (SHAPE_DISCORD,),
+    "telegram-bot-token": (SHAPE_TELEGRAM,),
     "mailgun-api-key": ("key-",),
-    "mailgun-api-key-v2": (_SHAPE_HEX32,),
+    "mailgun-api-key-v2": (SHAPE_HEX32,),
     "vault-token": ("hvs.", "hvb.", "hvr."),
     "new-relic-user-key": ("nrak-",),
     "twilio-account-sid": ("ac",),
@@ -170,8 +171,7 @@ _WHOLE_TEXT = frozenset({"private-key", "twilio-account-sid", "new-relic-user-ke
 _FEW_SHAPES = 16
 
 # A gitleaks rule whose pattern starts with a literal is searched over the whole text (re finds a literal
-# prefix fast); any other is searched only near each occurrence of its keywords, this far either side.
-_WINDOW = 400
+# prefix fast); any other is searched only near each occurrence of its keywords (credential_text.WINDOW).
 
 
 class _Rule:
@@ -228,6 +228,7 @@ class _Compiled:
         # How each needle is looked for (see _present): directly in the text, or by the first alphanumeric run of
         # the needle (its head) among the text's alphanumeric runs.
         self.direct: dict[str, bytes] = {}  # needle -> its bytes
+        self.direct_words: list[str] = []  # the direct needles made of letters and digits only
         self.heads: dict[str, list[str]] = {}
         for needle in self.needles:
             if needle.startswith("\x00"):
@@ -235,7 +236,10 @@ class _Compiled:
             # the longest run: `sk_live` is looked for as `live`, which is rarer than `sk`
             head = max(re.findall(r"[a-z0-9]+", needle), key=len, default="")
             if len(head) < 3 or needle in _COMMON_WORDS or any(c.isspace() for c in needle):
-                self.direct[needle] = needle.encode()
+                if needle.isascii() and needle.isalnum():
+                    self.direct_words.append(needle)
+                else:
+                    self.direct[needle] = needle.encode()
             else:
                 self.heads.setdefault(head, []).append(needle)
         self.exact_heads = frozenset(self.heads)
@@ -313,98 +317,17 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
     return False
 
 
-def _positions(lowered: str, needle: str, cache: dict[str, list[int]]) -> list[int]:
-    """Every offset of needle in the text, found once per scan (rules share needles)."""
-    found = cache.get(needle)
-    if found is None:
-        found = cache[needle] = []
-        at = lowered.find(needle)
-        while at >= 0:
-            found.append(at)
-            at = lowered.find(needle, at + 1)
-    return found
-
-
-def _windows(lowered: str, needles: tuple[str, ...], cache: dict[str, list[int]]) -> list[tuple[int, int]]:
-    """Merged spans of the text around every occurrence of the rule's keywords."""
-    spans = sorted(
-        (max(0, at - _WINDOW), at + len(needle) + _WINDOW)
-        for needle in needles
-        for at in _positions(lowered, needle, cache)
-    )
-    merged: list[tuple[int, int]] = []
-    for lo, hi in spans:
-        if merged and lo <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    # A window ends at a line end (or the text's end), so that '$' and value terminators behave as in the text.
-    out: list[tuple[int, int]] = []
-    for lo, hi in merged:
-        if hi < len(lowered):
-            nl = lowered.find("\n", hi)
-            hi = len(lowered) if nl < 0 else nl
-        lo = lowered.rfind("\n", 0, lo) + 1 if lo else 0
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
-
-
-def _occurrences(lowered: str, needles: tuple[str, ...], cache: dict[str, list[int]]) -> list[int]:
-    """Every offset at which one of the needles occurs, in order."""
-    return sorted({at for needle in needles for at in _positions(lowered, needle, cache)})
-
-
-def _present(compiled: _Compiled, lowered: str, shapes: dict[str, list[str]]) -> set[str]:
-    """The needles that may occur in the text (a superset: every rule still finds its needle before it runs).
-
-    Looking for each of some 260 needles is a pass over the text per needle, so most needles are found through
-    the text's distinct alphanumeric runs instead: a needle may occur when its head (longest alphanumeric run) is
-    one of them, or begins one (`akia` in `AKIA2...`, `adafruit` in `adafruitKey`). Common words, which also
-    sit inside identifiers (`dbPassword`), needles whose longest run is under three characters and needles with
-    spaces are looked for directly.
-    The runs of each shape (_SHAPE_*) are put in shapes, where the rules of that shape are tried.
-    """
-    # On UTF-8 bytes: substring tests and translate run several times faster there than on a str holding
-    # non-ASCII characters, and an ASCII needle or run occurs in the bytes exactly where it occurs in the text.
-    data = lowered.encode("utf-8", "surrogatepass")
-    if lowered.isascii():  # the same bytes: a str needle in it is as fast, and needs no encoded copy
-        present = {needle for needle in compiled.direct if needle in lowered}
-    else:
-        present = {needle for needle, raw in compiled.direct.items() if raw in data}
-    parts = set(data.translate(compiled.to_space).decode("ascii").split())
-    heads = set(parts & compiled.exact_heads)
-    fused = compiled.fused
-    starts = {p[:3] for p in parts} & fused.keys()  # runs that may begin with a head
-    if starts:
-        for part in parts:
-            bucket = fused.get(part[:3]) if part[:3] in starts else None
-            if bucket:
-                heads.update(h for h in bucket if part.startswith(h))
-    for part in [p for p in parts if len(p) >= 8]:
-        if len(part) >= 23 and part[0] in "mno":
-            shapes.setdefault(_SHAPE_DISCORD, []).append(part)
-        elif len(part) <= 10 and part.isdigit():
-            shapes.setdefault(_SHAPE_TELEGRAM, []).append(part)
-        if len(part) == 32 and all(c in "0123456789abcdef" for c in part):
-            shapes.setdefault(_SHAPE_HEX32, []).append(part)
-    present.update(shapes)
-    for head in heads:
-        present.update(compiled.heads[head])
-    return present
-
-
 def _scan(text: str) -> list[CredentialHit]:
+    from wheypoint.model import credential_text as text_search
+
     compiled = _compiled()
     hand = compiled.hand
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters lower-case to two: keep offsets in step with the text
         lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     shapes: dict[str, list[str]] = {}
-    present = _present(compiled, lowered, shapes)
-    cache: dict[str, list[int]] = {}  # needle -> its offsets
+    haystack = text_search.Haystack(lowered)
+    present = text_search.present(compiled, haystack, shapes)
     if not present:
         return []
     found: list[tuple[int, int, int, str, bool]] = []  # (priority, start, end, rule, allow-listed)
@@ -417,11 +340,9 @@ def _scan(text: str) -> list[CredentialHit]:
             matches = pattern.finditer(text)
         elif rule.anchored or rule.needles[0] in shapes:
             needles = tuple(shapes.get(rule.needles[0], rule.needles))
-            matches = (m for at in _occurrences(lowered, needles, cache) if (m := pattern.match(text, at)))
+            matches = (m for at in haystack.occurrences(needles) if (m := pattern.match(text, at)))
         else:
-            spans = (
-                [(0, len(text))] if rule.whole else _windows(lowered, tuple(present.intersection(rule.needles)), cache)
-            )
+            spans = [(0, len(text))] if rule.whole else haystack.windows(tuple(present.intersection(rule.needles)))
             matches = (m for lo, hi in spans for m in pattern.finditer(text, lo, hi))
         if rule.kind == "hand":
             for m in matches:
@@ -460,44 +381,9 @@ def scan_text(text: str) -> list[CredentialHit]:
     still claims its text, so a later rule cannot report it again. Invisible format characters inside a
     value do not hide it; the offsets are those of the text given, spanning any such characters.
     """
-    if text.isascii():  # no invisible character is ASCII
-        return _scan(text)
-    invisible = _invisible()
-    # The text's non-ASCII characters alone (UTF-8 never puts an ASCII byte inside a longer character): a search
-    # of that short string is far cheaper than one of a long text
-    rare = text.encode("utf-8", "surrogatepass").translate(None, _ASCII).decode("utf-8", "surrogatepass")
-    marks = set(invisible.findall(rare))
-    if not marks:
-        return _scan(text)
-    import bisect
+    from wheypoint.model.credential_text import see_through
 
-    spots = sorted(at for mark in marks for at in _positions(text, mark, {}))
-    # The view is the text without them.  Where each invisible character sits in the view, and how many were taken
-    # out up to and including it: a view offset maps back by adding the count of the last one at or before it.
-    view = "".join(text[lo + 1 : hi] for lo, hi in zip([-1, *spots], [*spots, len(text)], strict=True))
-    at = [spot - index for index, spot in enumerate(spots)]
-    removed = range(1, len(spots) + 1)
-
-    def back(offset: int) -> int:
-        index = bisect.bisect_right(at, offset) - 1
-        return offset + (removed[index] if index >= 0 else 0)
-
-    return [CredentialHit(rule=h.rule, start=back(h.start), end=back(h.end - 1) + 1) for h in _scan(view)]
-
-
-_INVISIBLE: list[re.Pattern[str]] = []
-_ASCII = bytes(range(128))
-
-
-def _invisible() -> re.Pattern[str]:
-    """The invisible characters the note escapes (characters.INVISIBLE), as a pattern compiled on first use."""
-    if not _INVISIBLE:
-        import re
-
-        from wheypoint.model.characters import INVISIBLE
-
-        _INVISIBLE.append(re.compile(f"[{INVISIBLE}]"))
-    return _INVISIBLE[0]
+    return see_through(text, _scan)
 
 
 def has_credential(text: str) -> bool:
