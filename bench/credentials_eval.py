@@ -583,23 +583,43 @@ def transcripts() -> list[Path]:
 
 
 def speed(files: list[Path]) -> None:
-    """Scan speed on prompt text: each real user turn scanned alone, and all of them as one text.
+    """Scan speed: each real user turn scanned alone, all of them as one text, and 5 MB of every kind of string.
 
-    Wall time and the process's CPU time are both shown: on a shared machine the CPU time is the fairer figure.
+    The 5 MB are the transcripts' JSON strings in order (tool output, code, assistant text), joined by newlines:
+    text far denser in token-like words than prompts. Wall time and the process's CPU time are both shown: on a
+    shared machine the CPU time is the fairer figure.
     """
     prompts = [t for path in files for t in user_turns(path)]
     joined = "\n\n".join(prompts)
-    size = sum(len(t.encode("utf-8")) for t in prompts)
+    strings: list[str] = []
+    for path in files:
+        strings.extend(all_strings(path))
+        if sum(map(_mb, strings)) >= 5:
+            break
+    while strings and sum(map(_mb, strings)) > 5:
+        strings.pop()
+    mixed = "\n".join(strings)
     scan_text(joined)  # the first scan loads the rules and compiles what the corpus needs
-    print("## Scan speed on the corpus's user turns\n")
-    print(f"{len(prompts)} turns, {size / 1e6:.3f} MB; best of 7 passes; load average {_load()}\n")
-    print("| how | MB/s (wall) | MB/s (CPU) |")
-    print("|---|---:|---:|")
-    for label, batch in (("each turn alone", prompts), ("all turns as one text", [joined])):
-        wall = min(_timed(batch, time.perf_counter) for _ in range(7))
-        cpu = min(_timed(batch, time.process_time) for _ in range(7))
-        print(f"| {label} | {size / 1e6 / wall:.1f} | {size / 1e6 / cpu:.1f} |")
+    scan_text(mixed)
+    print("## Scan speed\n")
+    print(f"{len(prompts)} user turns of the corpus; {len(strings)} corpus strings; load average {_load()}\n")
+    print("| how | MB | passes | MB/s (wall) | MB/s (CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    runs = (
+        ("each user turn alone", prompts, 7),
+        ("all user turns as one text", [joined], 7),
+        ("5 MB of corpus strings as one text", [mixed], 3),
+    )
+    for label, batch, passes in runs:
+        size = sum(map(_mb, batch))
+        wall = min(_timed(batch, time.perf_counter) for _ in range(passes))
+        cpu = min(_timed(batch, time.process_time) for _ in range(passes))
+        print(f"| {label} | {size:.3f} | best of {passes} | {size / wall:.1f} | {size / cpu:.1f} |")
     print()
+
+
+def _mb(text: str) -> float:
+    return len(text.encode("utf-8", "surrogatepass")) / 1e6
 
 
 def _load() -> str:
