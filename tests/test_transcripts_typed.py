@@ -19,12 +19,13 @@ def variant(source: Path, target: Path, edit: Callable[[list[Any]], None]) -> Pa
     """A copy of a JSONL session with `edit` applied to its decoded records; untouched lines keep their bytes."""
     raw = source.read_bytes().splitlines()
     records = [json.loads(line) for line in raw]
-    before = [json.dumps(r, sort_keys=True) for r in records]
+    kept = {id(record): (line, json.dumps(record, sort_keys=True)) for record, line in zip(records, raw, strict=True)}
     edit(records)
     lines = []
-    for index, record in enumerate(records):
-        same = index < len(before) and json.dumps(record, sort_keys=True) == before[index]
-        lines.append(raw[index] if same else json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode())
+    for record in records:
+        old = kept.get(id(record))
+        same = old is not None and json.dumps(record, sort_keys=True) == old[1]
+        lines.append(old[0] if old and same else json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode())
     target.write_bytes(b"\n".join(lines) + b"\n")
     return target
 
