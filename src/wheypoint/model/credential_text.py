@@ -22,6 +22,8 @@ WINDOW = 400
 # Byte offsets map to character offsets through the character count at every block of this many bytes.
 _BLOCK = 4096
 _ASCII = bytes(range(128))
+# Up to this many bytes, a needle suggested by a head is confirmed by a search of the text (see present).
+_CONFIRM = 1 << 16
 
 
 class Haystack:
@@ -123,8 +125,8 @@ def present(compiled: _Compiled, haystack: Haystack, shapes: dict[str, list[str]
         found = {needle for needle, raw in compiled.direct.items() if raw in data}
     parts = set(data.translate(compiled.to_space).decode("ascii").split())
     # A needle of letters and digits occurs in the text exactly when it occurs in one of its distinct runs: those,
-    # joined, are much shorter than a long text.
-    words = " ".join(parts) if len(data) > 4 * _BLOCK else lowered
+    # joined, are much shorter than the text (a substring test costs about a nanosecond a character).
+    words = " ".join(parts)
     found.update(needle for needle in compiled.direct_words if needle in words)
     heads = set(parts & compiled.exact_heads)
     fused = compiled.fused
@@ -140,8 +142,14 @@ def present(compiled: _Compiled, haystack: Haystack, shapes: dict[str, list[str]
         if len(part) == 32 and all(c in "0123456789abcdef" for c in part):
             shapes.setdefault(SHAPE_HEX32, []).append(part)
     found.update(shapes)
+    if len(data) > _CONFIRM:
+        for head in heads:
+            found.update(compiled.heads[head])
+        return found
+    # In a short text, keep only the needles that really occur: a common head (`message` of `message-bird`, `live`
+    # of `sk_live`) would otherwise run rules that cannot match, since every match holds one of its rule's needles.
     for head in heads:
-        found.update(compiled.heads[head])
+        found.update(needle for needle in compiled.heads[head] if needle in lowered)
     return found
 
 
