@@ -351,3 +351,10 @@ def test_generated_notes_read_back_whatever_their_text(notes: str, text: str) ->
     assert parsed.problems == []
     assert parsed.status == record["status"] and parsed.next == "tasks" and parsed.tasks and len(parsed.tasks) == 2
     assert parsed.sections == re.findall(r"^## (.+)$", render(record), flags=re.M)
+
+
+def test_an_unreadable_next_list_is_quoted_without_the_token_a_cut_would_hide() -> None:
+    token = "github_pat_" + "11ABCDEFG0" * 8 + "x1"  # a fine-grained token: its first 80 characters alone match no rule
+    parsed = parse_note(f"status: ok\nnext: [briesearch {token}\nOrientation.\n")
+    [problem] = [p for p in parsed.problems if p.code == "next-list-unreadable"]
+    assert token[:30] not in problem.message and "redacted" in problem.message

@@ -75,7 +75,7 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
         if isinstance(payload.get("session_id"), str) and payload["session_id"]:
             _seen(ctx, str(harness), payload)
     except Refusal as refusal:
-        answer.message = f"wheypoint {given or 'hook'}: {refusal.code}: {refusal}"
+        answer.message = f"wheypoint {given or 'hook'}: {refusal}"  # str() leads with the code already
         answer.log["refused"] = refusal.code
     except Exception as exc:  # a bug must not block the harness: logged, answered, exit 0
         answer.message = f"wheypoint {given or 'hook'} failed: {type(exc).__name__}: {exc}"

@@ -392,7 +392,11 @@ def _next(fields: dict[str, Any], problems: list[NoteProblem]) -> tuple[str | No
         return value, None
     items = parse_next_items(value)
     if items is None:
-        problems.append(NoteProblem("next-list-unreadable", f'next {value[:80]!r} is not a list of `skill "arg"`'))
+        from wheypoint.model.replies import excerpt  # scrubbed before the cut: a cut token escapes the scan
+
+        problems.append(
+            NoteProblem("next-list-unreadable", f'next {excerpt(value, 80)!r} is not a list of `skill "arg"`')
+        )
         return value, None
     return None, items
 
