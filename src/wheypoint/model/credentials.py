@@ -9,8 +9,9 @@
 # earliest rule when two mark overlapping text, and returns the hits ordered by offset.  A hit carries
 # only the rule id and the offsets: callers name the rule and never echo the value.
 #
-# The text is scanned with invisible format characters removed (a zero-width space inside a token must
-# not hide it); offsets are mapped back to the original text.
+# The text is scanned with every invisible character of characters.INVISIBLE removed (a zero-width space or
+# a bidi control inside a token must not hide it); offsets are mapped back to the original text.  Where and
+# how a text is searched (on its UTF-8 bytes) lives in credential_text.py.
 #
 # Nothing is compiled at import: the rule modules load on the first scan, each regex when a keyword of its
 # rule first occurs in a scanned text.  Keywords (lower-case literals) gate every rule, so ordinary prose
@@ -378,8 +379,8 @@ def scan_text(text: str) -> list[CredentialHit]:
     """Return every credential found in text, allow-listed values removed, ordered by start offset.
 
     When several rules mark overlapping text, only the earliest in priority counts. An allow-listed value
-    still claims its text, so a later rule cannot report it again. Invisible format characters inside a
-    value do not hide it; the offsets are those of the text given, spanning any such characters.
+    still claims its text, so a later rule cannot report it again. Invisible characters (characters.INVISIBLE)
+    inside a value do not hide it; the offsets are those of the text given, spanning any such characters.
     """
     from wheypoint.model.credential_text import see_through
 
