@@ -130,10 +130,12 @@ def present(compiled: _Compiled, haystack: Haystack, shapes: dict[str, list[str]
     found.update(needle for needle in compiled.direct_words if needle in words)
     heads = set(parts & compiled.exact_heads)
     fused = compiled.fused
-    for part in parts:  # runs that begin with a head
+    for part in parts:  # runs that begin with a head (plain loops: a generator per run costs more than the test)
         bucket = fused.get(part[:3])
         if bucket:
-            heads.update(h for h in bucket if part.startswith(h))
+            for head in bucket:
+                if part.startswith(head):
+                    heads.add(head)
     for part in [p for p in parts if len(p) >= 8]:
         if len(part) >= 23 and part[0] in "mno":
             shapes.setdefault(SHAPE_DISCORD, []).append(part)
@@ -149,7 +151,9 @@ def present(compiled: _Compiled, haystack: Haystack, shapes: dict[str, list[str]
     # In a short text, keep only the needles that really occur: a common head (`message` of `message-bird`, `live`
     # of `sk_live`) would otherwise run rules that cannot match, since every match holds one of its rule's needles.
     for head in heads:
-        found.update(needle for needle in compiled.heads[head] if needle in lowered)
+        for needle in compiled.heads[head]:
+            if needle in lowered:
+                found.add(needle)
     return found
 
 
