@@ -95,6 +95,11 @@ EQUIVALENT: dict[str, str] = {
     "the PostgreSQL half of test_store_contract.py runs this one",
     "sqlite_store:SqlStore._prefix_args:return:55abb9ca": "SqliteStore overrides it; the PostgreSQL half of "
     "test_store_contract.py runs this one",
+    "sqlite_store:SqliteStore._enable_wal:const:743f0e8e": _BUSY_WAIT,  # deadline BUSY_TIMEOUT_MS / 1001
+    "sqlite_store:_make_private_folders:bool:ff232ac4": "with `or` the walk goes on up to / through folders that "
+    "exist; mkdir on each fails FileExistsError on a folder, which the loop accepts: the same folders are made",
+    "sqlite_store:SqliteStore.__init__:const:fe41f12d": "the `writer` default reaches only the reader of a store "
+    "not made yet, which has no connection for close to fold",
     "sqlite_store:SqliteStore.close:cmp:1506c7aa": "a WAL is 32 bytes plus 4,120 per 4 KiB page, never exactly "
     "WAL_FOLD_BYTES (262,144) long, so `>` and `>=` fold the same WALs",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -388,3 +389,81 @@ def test_a_revision_is_stored_as_compact_json_with_sorted_keys_and_its_own_chara
     assert stored == json.dumps(committed.record, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     assert "Zürich's retry — 再试" in stored and stored.index('"a":2') < stored.index('"b":1')
     assert receipt == json.dumps(committed.revision, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+class _BrokenConnection:
+    """A connection whose every statement fails, as on a file gone bad under an open store."""
+
+    in_transaction = False
+
+    def execute(self, *args: Any) -> Any:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_feature_probe_the_driver_refuses_is_a_storage_error(tmp_path: Path) -> None:
+    store = SqliteStore(_BrokenConnection(), str(tmp_path / "s.sqlite3"))  # type: ignore[arg-type]
+    with pytest.raises(Refusal) as refused:
+        store.features  # noqa: B018 (the property's read is the probe)
+    assert refused.value.code == "storage-error" and refused.value.message.startswith("cannot read the store at")
+
+
+def test_a_folder_made_meanwhile_by_another_first_opener_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_mkdir = os.mkdir
+
+    def raced(path: Any, mode: int = 0o777) -> None:
+        real_mkdir(path, mode)  # the other opener wins the race for this folder
+        raise FileExistsError(17, "File exists", str(path))
+
+    monkeypatch.setattr(os, "mkdir", raced)
+    store = SqliteStore.open(tmp_path / "a" / "b" / "store.sqlite3", create=True)
+    monkeypatch.undo()
+    commit(store, "w", 1)
+    store.close()
+
+
+@pytest.mark.parametrize("create", [False, True], ids=["reader", "writer"])
+def test_a_store_held_exclusively_elsewhere_is_store_busy_at_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, create: bool
+) -> None:
+    from wheypoint.store.sqlite import backend
+
+    path = tmp_path / "store.sqlite3"
+    store = SqliteStore.open(path, create=True)
+    commit(store, "w", 1)
+    store.close()
+    monkeypatch.setattr(backend, "BUSY_TIMEOUT_MS", 50)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(Refusal) as refused:
+            SqliteStore.open(path, create=create)
+        assert refused.value.code == "store-busy"  # not a read-only store opened around the lock
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def test_the_switch_to_wal_gives_up_when_the_busy_timeout_runs_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wheypoint.store.sqlite import backend
+
+    monkeypatch.setattr(backend, "BUSY_TIMEOUT_MS", 50)
+    path = tmp_path / "store.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("BEGIN")
+    other.execute("SELECT * FROM t").fetchall()  # a read lock another first opener never lets go of
+    try:
+        with pytest.raises(Refusal) as refused:
+            SqliteStore.open(path, create=True)
+        assert refused.value.code == "store-busy"
+    finally:
+        other.execute("COMMIT")
+        other.close()
