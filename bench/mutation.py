@@ -229,7 +229,8 @@ def report(tallies: dict[str, Tally], sample: int, seed: int, command: str, meas
     lines = [
         "# Mutation testing", "", f"Command: `{command}`", "", f"Sources and tests: {measured}.", "",
         *([f"Tests left out: {', '.join(deselected)}.", ""] if deselected else []),
-        f"Sample: {'every mutant' if sample <= 0 else f'{sample} per group'}, seed {seed}.", "",
+        f"Sample: {'every mutant' if sample <= 0 else f'{sample} per group'}, seed {seed}." if sample >= 0
+        else "Only the mutants named with --only.", "",
         "| group | mutants | run | killed | timeout | survived | equivalent | score (excl. equivalents) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]  # fmt: skip
@@ -290,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                 skipped.append(name)
                 continue
             tallies[name] = tally
-            text = report(tallies, args.sample, args.seed, command, measured, args.deselect)
+            sample = -1 if args.only else args.sample
+            text = report(tallies, sample, args.seed, command, measured, args.deselect)
             if not args.only:  # after each group, so a long run interrupted keeps what it measured
                 RESULTS.mkdir(parents=True, exist_ok=True)
                 (RESULTS / "mutation.md").write_text(text, encoding="utf-8")
