@@ -100,6 +100,8 @@ EQUIVALENT: dict[str, str] = {
     "exist; mkdir on each fails FileExistsError on a folder, which the loop accepts: the same folders are made",
     "sqlite_store:SqliteStore.__init__:const:fe41f12d": "the `writer` default reaches only the reader of a store "
     "not made yet, which has no connection for close to fold",
+    "rules:reads_as_key:return:ecf4d691": "its one caller reads it as a condition, where None and False agree",
+    "rules:_field_name:const:77cd842e": "the last piece of a right split is the same whatever the number of splits",
     "sqlite_store:SqliteStore.close:cmp:1506c7aa": "a WAL is 32 bytes plus 4,120 per 4 KiB page, never exactly "
     "WAL_FOLD_BYTES (262,144) long, so `>` and `>=` fold the same WALs",
 }
