@@ -7,7 +7,7 @@
 #   python3 bench/mutation.py --list kernel                      # the mutants, without running anything
 #   python3 bench/mutation.py --only 'kernel:derive_slug:cmp:1a2b3c4d'   # one mutant, verbose
 #
-# The committed tree (git HEAD: src/, tests/, tools/, pyproject.toml; `--working-tree` takes the files as they
+# The committed tree (git HEAD: src/, tests/, tools/, docs/, pyproject.toml; `--working-tree` takes the files as they
 # are on disk instead, uncommitted edits included) is copied first into a scratch folder, the mutants are made
 # from that copy and written there: the real src/ is never touched, since others edit it and run tests while
 # this runs, and a score belongs to one commit, which the report names. Each
@@ -138,15 +138,15 @@ class Tally:
 def scratch_copy(working_tree: bool) -> Path:
     """A copy of what the tests need, taken now (HEAD's, or the files on disk): later edits do not reach this run."""
     folder = Path(tempfile.mkdtemp(prefix="wheypoint-mutation-"))
-    names = ("src", "tests", "tools", "pyproject.toml", "README.md")
+    names = ("src", "tests", "tools", "docs", "pyproject.toml", "README.md")  # some tests read the docs
     if not working_tree:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD", *names], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
         return folder
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for name in names[:3]:
+    for name in names[:4]:
         shutil.copytree(ROOT / name, folder / name, ignore=skip)
-    for name in names[3:]:
+    for name in names[4:]:
         shutil.copy2(ROOT / name, folder / name)
     return folder
 
