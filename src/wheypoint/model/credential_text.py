@@ -8,12 +8,32 @@
 
 from __future__ import annotations
 
+from wheypoint.model.records import Record
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable
+    from typing import Protocol
 
-    from wheypoint.model.credentials import CredentialHit, _Compiled
+    class NeedleIndex(Protocol):
+        """What `present` reads of the scanner's compiled rule table (credentials._Compiled)."""
+
+        direct: dict[str, bytes]
+        direct_words: list[str]
+        heads: dict[str, list[str]]
+        exact_heads: frozenset[str]
+        fused: dict[str, tuple[str, ...]]
+        to_space: bytes
+
+
+class CredentialHit(Record):
+    """One credential found: the rule that fired and where the secret value sits in the text."""
+
+    rule: str
+    start: int
+    end: int
+
 
 # A gitleaks rule that does not start with a literal is searched only near each occurrence of its keywords, this
 # far either side.
@@ -24,6 +44,11 @@ _BLOCK = 4096
 _ASCII = bytes(range(128))
 # Up to this many bytes, a needle suggested by a head is confirmed by a search of the text (see present).
 _CONFIRM = 1 << 16
+
+# Three rules have no literal of their own; they run when the text holds a word of their shape (see present()).
+SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
+SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
+SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
 
 
 class Haystack:
@@ -106,7 +131,7 @@ class Haystack:
         return out
 
 
-def present(compiled: _Compiled, haystack: Haystack, shapes: dict[str, list[str]]) -> set[str]:
+def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[str]]) -> set[str]:
     """The needles that may occur in the text (a superset: every rule still finds its needle before it runs).
 
     Looking for each of some 260 needles is a pass over the text per needle, so most needles are found through
@@ -114,10 +139,8 @@ def present(compiled: _Compiled, haystack: Haystack, shapes: dict[str, list[str]
     one of them, or begins one (`akia` in `AKIA2...`, `adafruit` in `adafruitKey`). Common words, which also
     sit inside identifiers (`dbPassword`), needles whose longest run is under three characters and needles with
     spaces are looked for directly.
-    The runs of each shape (credentials.SHAPE_*) are put in shapes, where the rules of that shape are tried.
+    The runs of each shape (SHAPE_*) are put in shapes, where the rules of that shape are tried.
     """
-    from wheypoint.model.credentials import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TELEGRAM
-
     lowered, data = haystack.lowered, haystack.data
     if len(data) == len(lowered):  # ASCII: the same bytes, and a str needle needs no encoded copy
         found = {needle for needle in compiled.direct if needle in lowered}

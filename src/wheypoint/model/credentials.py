@@ -19,7 +19,8 @@
 
 from __future__ import annotations
 
-from wheypoint.model.records import Record
+# CredentialHit lives with the text helpers, which build hits too; it is re-exported here as the scan's answer.
+from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TELEGRAM, CredentialHit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,14 +28,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "scan_text"]
-
-
-class CredentialHit(Record):
-    """One credential found: the rule that fired and where the secret value sits in the text."""
-
-    rule: str
-    start: int
-    end: int
 
 
 # wheypoint's own rules, documented.  The order is the priority: when two rules mark overlapping text, the
@@ -115,12 +108,6 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
     ),
 )
 
-
-# Three rules have no literal of their own; they run when the text holds a word of their shape
-# (credential_text.present).
-SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
-SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
-SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
 
 # Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
 _COMMON_WORDS = frozenset(
