@@ -139,6 +139,10 @@ def test_discord_token_starts_with_a_numeric_id() -> None:
     wordy = base64.b64encode(b"abcdefghijklmnopqr").decode().rstrip("=")
     assert _rules("bot " + numeric + tail) == ["discord-bot-token"]
     assert _rules("bot " + wordy + tail) == []
+    # The id must start a word: glued to a letter or a dash it is part of something else.
+    assert _rules("botx" + numeric + tail) == [] and _rules("bot-" + numeric + tail) == []
+    # An id part that is not base64 at all (25 characters: one past a multiple of four) is no bot id.
+    assert _rules("bot " + numeric + "A" + tail) == []
 
 
 def test_telegram_token_needs_eight_to_ten_digits_and_mixed_classes() -> None:
@@ -165,3 +169,13 @@ def test_mysql_password_flag() -> None:
     assert _rules("mysql -u root -pZq8rT5 shop") == ["password-flag"]  # six characters
     assert _rules("mysql -u root -pZq8rT shop") == []  # five
     assert _rules("mysql -u root -p shop") == []  # -p alone asks for the password
+
+
+def test_a_bearer_value_is_left_to_the_jwt_rule_only_when_it_has_a_jwt_s_three_parts() -> None:
+    body = "eyJ" + _s(random.Random(11), "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789", 30)
+    # Starts like a JWT but is one part: an opaque bearer token, judged by the header rule.
+    assert _rules("Authorization: Bearer " + body) == ["authorization-header"]
+    # The jwt.io sample in a header: the jwt rule claims it and its allow-list keeps it quiet.
+    sample = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2"
+              "MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")  # fmt: skip
+    assert _rules("Authorization: Bearer " + sample) == []
