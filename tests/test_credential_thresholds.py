@@ -158,6 +158,13 @@ def test_gitleaks_entropy_floor() -> None:
     assert _rules("sh" + "pat_" + _s(random.Random(9), HEX, 32)) == ["shopify-access-token"]
 
 
+def test_gitleaks_entropy_floor_on_both_sides_of_three_bits() -> None:
+    # github-pat's floor is 3 bits over the whole token, prefix included: six symbols repeated sit just under it
+    # (2.995), seven just over (3.095). A miscounted entropy moves one across.
+    assert _rules("key ghp_" + "abcdef" * 6) == []
+    assert _rules("key ghp_" + ("abcdefg" * 6)[:36]) == ["github-pat"]
+
+
 def test_prose_secret_allows_three_words_between_name_and_verb() -> None:
     value = "qZ7xK2mP9vL4wR8t"
     assert _rules(f"the token for the prod is {value}") == ["prose-secret"]
