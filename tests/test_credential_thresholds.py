@@ -186,3 +186,9 @@ def test_a_bearer_value_is_left_to_the_jwt_rule_only_when_it_has_a_jwt_s_three_p
     sample = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2"
               "MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")  # fmt: skip
     assert _rules("Authorization: Bearer " + sample) == []
+
+
+def test_a_chosen_password_may_hold_words_up_to_sixty_percent() -> None:
+    # Three classes make a password unless words cover 60% of it (identifiers such as deploy-cache-main_42).
+    assert looks_like_password("Hello-12X!")  # one word, 5 of 10 characters: a password
+    assert not looks_like_password("Hello-World1")  # two words, 10 of 12: an identifier
