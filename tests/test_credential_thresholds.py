@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from credential_formats import B64URL, HEX, _s
+from credential_formats import B64URL, FORMATS, HEX, _s
 from wheypoint.model.credential_hand import looks_like_password, looks_random, shannon
 from wheypoint.model.credentials import scan_text
 
@@ -192,3 +192,12 @@ def test_a_chosen_password_may_hold_words_up_to_sixty_percent() -> None:
     # Three classes make a password unless words cover 60% of it (identifiers such as deploy-cache-main_42).
     assert looks_like_password("Hello-12X!")  # one word, 5 of 10 characters: a password
     assert not looks_like_password("Hello-World1")  # two words, 10 of 12: an identifier
+
+
+def test_two_credentials_that_touch_are_both_reported() -> None:
+    # Overlapping hits keep the earlier rule; hits that only meet at one offset do not overlap.
+    rng = random.Random(3)
+    key_id, pem = FORMATS["aws-access-key-id"][0](rng), FORMATS["private-key"][0](rng)
+    hits = scan_text("x " + key_id + pem + " y")
+    assert [h.rule for h in hits] == ["aws-access-token", "private-key"]
+    assert hits[0].end == hits[1].start
