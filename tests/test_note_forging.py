@@ -85,6 +85,8 @@ def valid_intent(texts: dict[str, str], listed: bool) -> dict[str, Any]:
     for problem in problems:
         field = FIELDS[problem.path]
         allowed = EMPTY_CODES | (set() if field in MULTI_LINE else ONE_LINE_CODES)
+        if field == "arg" and texts["arg"].strip().lower() == "none":
+            allowed = allowed | {"bad-value"}  # `artifact: none` is how older notes said "no artifact"
         assert problem.code in allowed, problem
         plain[field] = "plain"
     return require_valid(intent_for(plain, listed))
@@ -193,3 +195,14 @@ def test_line_separators_in_one_line_fields_are_refused_naming_the_field() -> No
         assert [(p.code, p.path) for p in refused.problems] == [("hidden-character", "$.next.artifact")]
     else:
         raise AssertionError("a bidi override was accepted")
+
+
+def test_an_artifact_named_none_is_refused_since_notes_read_it_as_no_artifact() -> None:
+    intent = intent_for({"orientation": "x", "arg": " None", "text": "t", "rationale": "r", "quote": "q", "notes": "",
+                         "context": "c"}, False)  # fmt: skip
+    try:
+        require_valid(intent)
+    except Refusal as refused:
+        assert [(p.code, p.path) for p in refused.problems] == [("bad-value", "$.next.artifact")]
+    else:
+        raise AssertionError("an artifact `none` was accepted")

@@ -109,6 +109,10 @@ def check_next(intent: dict[str, Any]) -> list[Problem]:
     if items is None and "order" in nxt:
         problems.append(Problem("next-shape", "$.next.order", "order belongs to a list of next moves"))
     artifact = nxt.get("artifact")
+    if isinstance(artifact, str) and artifact.strip().lower() == "none":
+        # Older notes wrote `artifact: none` for no artifact, and every reader still takes it so (notes/parse.py).
+        problems.append(Problem("bad-value", "$.next.artifact", "`none` reads as no artifact in a note: leave "
+                                "artifact out, or name the file"))  # fmt: skip
     if move == "affinage" and not (artifact and re.match(_PR_REFERENCE, artifact.strip())):
         problems.append(Problem("affinage-needs-pr", "$.next.artifact", "next: affinage needs PR#<n> or a PR URL"))
     if move in ("cook", "cut") and not artifact:
