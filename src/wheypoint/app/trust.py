@@ -12,7 +12,7 @@ from wheypoint.app.workspace import file_digest
 from wheypoint.model.derived import GATING_KINDS
 from wheypoint.model.errors import ADVISORY, GATING, Finding
 from wheypoint.model.refs import line_ref_path, pinned_refs, ref_kind
-from wheypoint.notes.files import MAX_NOTE_BYTES, note_state
+from wheypoint.notes.files import note_bytes, shows
 from wheypoint.notes.render import carries_own_digest, render
 
 TYPE_CHECKING = False
@@ -49,15 +49,13 @@ def lineage_findings(record: dict[str, Any]) -> list[Finding]:
 
 def note_findings(record: dict[str, Any], note: str) -> list[Finding]:
     """The note on disk against the record: missing, hand-edited, or behind the store."""
-    # Bytes, not text mode: universal newlines would read a carriage return as a line break (notes/files.py).
-    state = note_state(note, render(record))
-    if state == "current":
-        return []
-    if state == "missing":
-        return [Finding("note-missing", ADVISORY, f"no note at {note}; `show --write-note` renders it")]
     try:
-        with open(note, "rb") as handle:
-            text = handle.read(MAX_NOTE_BYTES + 1).decode("utf-8")
+        data = note_bytes(note)  # bytes: universal newlines would read a carriage return as a line break
+        if data is None:
+            return [Finding("note-missing", ADVISORY, f"no note at {note}; `show --write-note` renders it")]
+        if shows(data, render(record)):
+            return []
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Finding("note-unreadable", ADVISORY, f"{note}: {exc}")]
     if not carries_own_digest(text):

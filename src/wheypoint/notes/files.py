@@ -115,22 +115,33 @@ def ignore_temps(folder: str) -> None:
         handle.write(IGNORE_TEXT)
 
 
-def note_state(path: str, expected: str) -> str:
-    """`current`, `stale` (differs from what the record renders to) or `missing`.
+def note_bytes(path: str) -> bytes | None:
+    """A note's bytes (at most 1 MiB and a byte), or None when there is no file; other failures raise OSError.
 
-    Compared as bytes: a text-mode read would turn a carriage return into a line break and call a changed note
-    current, or a current one stale. Only CRLF line ends are forgiven, since a rendered note holds no carriage
-    return at all (notes/escapes.py), so they can only come from a checkout's line-end conversion.
+    Bytes, not text mode: a text-mode read turns a carriage return into a line break, which would call a changed
+    note current, or a current one stale.
     """
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_NOTE_BYTES + 1)
-    except FileNotFoundError:
-        return "missing"
+            return handle.read(MAX_NOTE_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def shows(data: bytes, expected: str) -> bool:
+    """Whether a note's bytes are the note a record renders to. Only CRLF line ends are forgiven: a rendered note
+    holds no carriage return at all (notes/escapes.py), so they can only come from a checkout's line-end conversion."""
+    wanted = expected.encode("utf-8")
+    return data == wanted or data.replace(b"\r\n", b"\n") == wanted
+
+
+def note_state(path: str, expected: str) -> str:
+    """`current`, `stale` (differs from what the record renders to) or `missing`."""
+    try:
+        data = note_bytes(path)
     except OSError:
         return "stale"
-    wanted = expected.encode("utf-8")
-    return "current" if data == wanted or data.replace(b"\r\n", b"\n") == wanted else "stale"
+    return "missing" if data is None else "current" if shows(data, expected) else "stale"
 
 
 def replace_note(path: str, text: str) -> str | None:
@@ -143,11 +154,7 @@ def replace_note(path: str, text: str) -> str | None:
     from wheypoint.notes.render import carries_own_digest
 
     kept = None
-    try:
-        with open(path, "rb") as handle:
-            old = handle.read(MAX_NOTE_BYTES + 1)
-    except (FileNotFoundError, NotADirectoryError):
-        old = None
+    old = note_bytes(path)
     if old is not None and old != text.encode("utf-8") and not carries_own_digest(old.decode("utf-8", "replace")):
         kept = _free_name(f"{path}.edited")
         try:
