@@ -27,17 +27,15 @@ INVISIBLE = (
 # U+2029, the invisible characters, and lone surrogates.
 HIDDEN_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + INVISIBLE + "\ud800-\udfff"
 _JOINERS = "\u200c\u200d"
-_hidden: re.Pattern[str] | None = None
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
 def hidden_pattern(extra: str = "") -> re.Pattern[str]:
-    """The class as a compiled pattern (`extra` adds characters; the default one is compiled once, on first use)."""
-    global _hidden
-    if extra:
-        return re.compile(f"[{HIDDEN_CLASS}{re.escape(extra)}]")
-    if _hidden is None:
-        _hidden = re.compile(f"[{HIDDEN_CLASS}]")
-    return _hidden
+    """The class as a compiled pattern, `extra` characters added; each is compiled once, on first use."""
+    pattern = _compiled.get(extra)
+    if pattern is None:
+        pattern = _compiled[extra] = re.compile(f"[{HIDDEN_CLASS}{re.escape(extra)}]")
+    return pattern
 
 
 def kept_joiner(text: str, at: int) -> bool:

@@ -24,15 +24,7 @@ if TYPE_CHECKING:
 
 MARK = "\u27ea"  # ⟪, the opening of an escape; written escaped itself wherever it occurs in text
 _CLOSE = "\u27eb"  # ⟫
-_hazard: re.Pattern[str] | None = None
 _escape_pattern: re.Pattern[str] | None = None
-
-
-def _hazards() -> re.Pattern[str]:
-    global _hazard
-    if _hazard is None:  # most notes have nothing to escape: compiled on first use only
-        _hazard = hidden_pattern(MARK)
-    return _hazard
 
 
 def _shown(text: str, pattern: re.Pattern[str]) -> str:
@@ -43,7 +35,7 @@ def _shown(text: str, pattern: re.Pattern[str]) -> str:
 
 def escape(text: str) -> str:
     """Verbatim text with every hidden character and `⟪` written as `⟪U+XXXX⟫`; `\\n` and tab are kept."""
-    return _shown(text, _hazards())
+    return _shown(text, hidden_pattern(MARK))
 
 
 def escape_one_line(text: str) -> str:
