@@ -290,11 +290,13 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
 
 
 def whole_number(value: str, parameter: str, expectation: str, least: int = 1) -> int:
-    """A count from the command line. ASCII digits only (`'²'.isdigit()` holds, yet int() refuses it), and at most
-    nine of them: no count means more, and thousands of digits would take Python's int() seconds, then refusal."""
-    if not (value.isascii() and value.isdigit() and len(value) <= 9 and int(value) >= least):
+    """A count from the command line (`shapes.count_of`), at least `least`."""
+    from wheypoint.model.shapes import count_of
+
+    count = count_of(value)
+    if count is None or count < least:
         raise usage(expectation, parameter=parameter)
-    return int(value)
+    return count
 
 
 def refuse_undecodable(argv: list[str]) -> None:
@@ -302,14 +304,16 @@ def refuse_undecodable(argv: list[str]) -> None:
     for number, arg in enumerate(argv, start=1):
         if "\x00" in arg:  # only an in-process caller (MCP) can pass one: no process's arguments can hold it
             raise Refusal("usage", f"argument {number} holds a NUL character, which no argument can carry", usage=True)
-        if not arg.isascii():
-            try:
-                arg.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                char = ord(arg[exc.start])
-                what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
-                raise Refusal("invalid-utf8", f"argument {number} is not UTF-8 text ({what} at character "
-                              f"{exc.start + 1})", usage=True) from None  # fmt: skip
+        if arg.isascii():
+            continue
+        from wheypoint.model.canonical import surrogate_at  # only for an argument that is not plain ASCII
+
+        at = surrogate_at(arg)
+        if at is not None:
+            char = ord(arg[at])
+            what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"a lone surrogate U+{char:04X}"
+            raise Refusal("invalid-utf8", f"argument {number} is not UTF-8 text ({what} at character {at + 1})",
+                          usage=True)  # fmt: skip
 
 
 def unknown_flag(command: Command, flag: str) -> Refusal:

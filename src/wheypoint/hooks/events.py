@@ -25,6 +25,7 @@ from wheypoint.app.context import Context, TranscriptChoice
 from wheypoint.hooks import state as memory
 from wheypoint.model.canonical import lone_surrogate
 from wheypoint.model.errors import Refusal
+from wheypoint.model.shapes import count_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,11 +106,12 @@ def _check(given: Any, harness: Any, budget: Any) -> tuple[str, int]:
         raise Refusal("unknown-event", f"no hook event {given!r}; known: {', '.join(EVENTS)}")
     if harness not in HARNESSES:
         raise Refusal("unknown-harness", f"--harness takes {', '.join(HARNESSES)}, not {harness!r}")
-    # ASCII digits, at most nine: int() refuses other digits ('²') and takes seconds over thousands of them.
-    if budget is not None and not (isinstance(budget, str) and budget.isascii() and budget.isdigit()
-                                   and len(budget) < 10 and int(budget) > 0):  # fmt: skip
+    if budget is None:
+        return EVENTS[given], DEFAULT_BUDGET
+    count = count_of(budget)
+    if not count:
         raise Refusal("usage", "--budget takes a positive number of characters")
-    return EVENTS[given], int(budget) if budget else DEFAULT_BUDGET
+    return EVENTS[given], count
 
 
 def _payload(data: bytes) -> dict[str, Any]:

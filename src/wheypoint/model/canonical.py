@@ -107,14 +107,20 @@ def lone_surrogate(document: Any) -> tuple[str, str] | None:
     return None
 
 
-def _surrogate_in(text: str) -> str | None:
+def surrogate_at(text: str) -> int | None:
+    """Where the first lone surrogate of `text` is (the first character UTF-8 cannot encode), or None."""
     if text.isascii():
         return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        return f"U+{ord(text[exc.start]):04X}"
+        return exc.start
     return None
+
+
+def _surrogate_in(text: str) -> str | None:
+    at = surrogate_at(text)
+    return None if at is None else f"U+{ord(text[at]):04X}"
 
 
 def safe_integer(digits: str) -> int | None:

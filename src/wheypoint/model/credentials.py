@@ -379,8 +379,13 @@ def has_credential(text: str) -> bool:
     return bool(scan_text(text))
 
 
-def redact(text: str) -> str:
-    """text with every credential scan_text finds replaced by `[redacted:<rule>]`."""
+def redact(text: str, mark: str = "[redacted:{rule}]") -> str:
+    """text with every credential scan_text finds replaced by `mark` naming its rule.
+
+    A value that is all asterisks is left as it is: it is already masked (a store URL is shown `user:***@host`).
+    """
     for hit in reversed(scan_text(text)):
-        text = f"{text[: hit.start]}[redacted:{hit.rule}]{text[hit.end :]}"
+        if set(text[hit.start : hit.end]) <= {"*"}:
+            continue
+        text = f"{text[: hit.start]}{mark.format(rule=hit.rule)}{text[hit.end :]}"
     return text

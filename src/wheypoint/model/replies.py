@@ -44,18 +44,13 @@ def _surrogates_visible(text: str) -> str:
 
 def scrub_text(text: str) -> str:
     """A string fit for a refusal: credentials redacted (named by rule, never shown), lone surrogates made visible."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = _surrogates_visible(text)
-    from wheypoint.model.credentials import scan_text  # a refusal's cost only: answers never load the scan
+    from wheypoint.model.canonical import surrogate_at
 
-    for hit in reversed(scan_text(text)):
-        if set(text[hit.start : hit.end]) <= {"*"}:  # already masked (a store URL is shown `user:***@host`)
-            continue
-        text = f"{text[: hit.start]}[redacted {hit.rule}]{text[hit.end :]}"
-    return text
+    if surrogate_at(text) is not None:
+        text = _surrogates_visible(text)
+    from wheypoint.model.credentials import redact  # a refusal's cost only: answers never load the scan
+
+    return redact(text, "[redacted {rule}]")
 
 
 def excerpt(value: str, length: int = 60) -> str:

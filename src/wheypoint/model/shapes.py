@@ -63,3 +63,14 @@ def is_slug(text: str) -> bool:
     """Whether a text is a slug (SLUG_PATTERN): 1 to 48 of [a-z0-9-], no dash at either end, not reserved."""
     return (0 < len(text) <= 48 and _SLUG_CHARACTERS.issuperset(text) and text[0] != "-" and text[-1] != "-"
             and text not in RESERVED_SLUGS)  # fmt: skip
+
+
+def count_of(text: object) -> int | None:
+    """A count written on a command line or in a hook's line, or None when `text` is not one.
+
+    ASCII digits only (`'²'.isdigit()` holds, yet int() refuses it), and at most nine of them: no count means
+    more, and thousands of digits would take Python's int() seconds before it refused them.
+    """
+    if not (isinstance(text, str) and text.isascii() and text.isdigit() and len(text) <= 9):
+        return None
+    return int(text)
