@@ -15,7 +15,6 @@ import argparse
 import base64
 import json
 import random
-import string
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,20 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))  # the format set is shared with the tests
 
-from credential_formats import FORMATS  # noqa: E402
+from credential_formats import ALNUM, B64, B64URL, DIGITS, FORMATS, HEX, LOWER, UPPER  # noqa: E402
 from credential_formats import texts as format_texts  # noqa: E402
 from wheypoint.model.credential_hand import looks_random  # noqa: E402
 from wheypoint.model.credentials import CredentialHit, scan_text  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
-UPPER = string.ascii_uppercase
-LOWER = string.ascii_lowercase
-DIGITS = string.digits
-ALNUM = UPPER + LOWER + DIGITS
-B64 = ALNUM + "+/"
-B64URL = ALNUM + "_-"
-HEX = "0123456789abcdef"
 PW_SYMBOLS = "!#$%&*+-.=?@^_~"
 
 
