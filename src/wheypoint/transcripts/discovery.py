@@ -242,12 +242,12 @@ def locate(
 def _printable(turn: Any) -> bool:
     """Whether every string of a turn is Unicode text (JSON can spell a lone surrogate; no reply can print one).
 
-    `isascii` is O(1), so only a turn with non-ASCII text pays for an encoding."""
+    Only a turn with non-ASCII text pays for an encoding (canonical.surrogate_at)."""
     for value in turn[:4] + turn[5:]:
         if value is not None and not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
+            from wheypoint.model.canonical import surrogate_at
+
+            if surrogate_at(value) is not None:
                 return False
     return True
 
