@@ -83,3 +83,18 @@ def test_a_checkpoint_naming_no_transcript_takes_the_one_live_session(wp: Runner
     assert wp("checkpoint", "live-two", "--orientation", "o", "--next", "hold", "--decision", "d", "--rationale", "r",
               cwd=repo).code == 0  # fmt: skip
     assert wp("show", "live-two", cwd=repo).json["record"]["session"] is None
+
+
+@pytest.mark.parametrize("where", ["harness", "event"])
+def test_a_credential_given_to_a_hook_is_neither_shown_nor_logged(wp: Runner, home: Path, tmp_path: Path,
+                                                                  where: str) -> None:  # fmt: skip
+    """An unknown harness or event name is quoted back in the refusal: scrubbed there and in hooks/hook.log."""
+    token = "ghp_" + "R8vQ2mZt7LpXc4Nw" * 2 + "K9sD"  # 36 characters after the prefix
+    args = ("SessionStart", "--harness", token) if where == "harness" else (token, "--harness", "codex")
+    done = wp("hook", *args, cwd=tmp_path, stdin="{}")
+    assert done.code == 0 and done.json, done.stderr
+    assert token not in done.stdout and "[redacted github-pat]" in done.stdout
+    logs = list(home.rglob("hook.log"))
+    assert logs, "the refusal is logged"
+    logged = "".join(path.read_text(encoding="utf-8") for path in logs)
+    assert token not in logged and "[redacted github-pat]" in logged

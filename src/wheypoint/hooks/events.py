@@ -76,12 +76,19 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
         if isinstance(payload.get("session_id"), str) and payload["session_id"]:
             _seen(ctx, str(harness), payload)
     except Refusal as refusal:
-        answer.message = f"wheypoint {given or 'hook'}: {refusal}"  # str() leads with the code already
+        # str() leads with the code already.  A refusal or an error may quote what the hook was given (an unknown
+        # event or harness name, a payload's text in an exception): scrubbed like every refusal, in the message
+        # the harness shows and in the log alike.  Only these paths load the credential scan.
+        answer.message = _scrubbed(f"wheypoint {_label(given)}: {refusal}")
         answer.log["refused"] = refusal.code
     except Exception as exc:  # a bug must not block the harness: logged, answered, exit 0
-        answer.message = f"wheypoint {given or 'hook'} failed: {type(exc).__name__}: {exc}"
-        answer.log["error"] = f"{type(exc).__name__}: {exc}"
-    answer.log.update(event=given, harness=harness, ms=round((time.monotonic() - started) * 1000, 1))
+        answer.log["error"] = _scrubbed(f"{type(exc).__name__}: {exc}")
+        answer.message = f"wheypoint {_label(given)} failed: {answer.log['error']}"
+    answer.log.update(
+        event=given if given is None or given in EVENTS else _scrubbed(str(given)),
+        harness=harness if harness is None or harness in HARNESSES else _scrubbed(str(harness)),
+        ms=round((time.monotonic() - started) * 1000, 1),
+    )
     if answer.message:
         answer.log["message"] = answer.message
         if isinstance(given, str) and EVENTS.get(given) in QUIET_EVENTS:
@@ -99,6 +106,18 @@ def _seen(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
     state = memory.load(ctx.environ, project)
     if memory.seen(state, _session_key(harness, payload), time.time()):
         memory.save(ctx.environ, project, state)
+
+
+def _label(given: Any) -> str:
+    """The event a message names: the one given when it is known, else just `hook`."""
+    return given if isinstance(given, str) and given in EVENTS else "hook"
+
+
+def _scrubbed(text: str) -> str:
+    """replies.scrub_text, imported only when a hook has something to scrub (it loads the credential scan)."""
+    from wheypoint.model.replies import scrub_text
+
+    return scrub_text(text)
 
 
 def _check(given: Any, harness: Any, budget: Any) -> tuple[str, int]:
