@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
-from credential_formats import FORMATS
+from credential_formats import FORMATS, texts
+from wheypoint.model import credential_text, credentials
 from wheypoint.model.characters import INVISIBLE
-from wheypoint.model.credentials import scan_text
+from wheypoint.model.credentials import CredentialHit, scan_text
 
 # One of each kind in characters.INVISIBLE that the scan's first list (soft hyphen, zero-width space, non-joiner,
 # joiner, word joiner, BOM) did not hold: grapheme joiner, Arabic letter mark, bidi mark, override and isolate,
@@ -45,10 +48,127 @@ def test_offsets_stay_exact_in_long_text_with_wide_characters() -> None:
     assert all(text[h.start : h.end] in tokens for h in hits)
 
 
-def test_a_shape_rule_still_fires_among_many_words_of_its_shape() -> None:
-    """Past a few distinct 8-10 digit runs the Telegram rule searches the whole text instead of each run."""
+def test_a_telegram_token_is_found_among_many_numbers() -> None:
+    """The Telegram rule is tried at each run of 8+ digits ending at a colon, however many other numbers there are."""
     value = FORMATS["telegram-bot-token"][0](random.Random(3))
     numbers = " ".join(str(10_000_000 + 7919 * i) for i in range(200))
     text = f"{numbers}\nthe bot token is {value}\n{numbers}"
     hits = scan_text(text)
     assert [(h.rule, text[h.start : h.end]) for h in hits] == [("telegram-bot-token", value)]
+
+
+def test_a_hex_shape_rule_still_fires_among_many_words_of_its_shape() -> None:
+    """Past a few distinct 32-hex-digit words the newer Mailgun rule searches the whole text instead of each word."""
+    value = FORMATS["mailgun-api-key-v2"][0](random.Random(5))
+    hashes = " ".join(f"{(7919 * i) ** 9:032x}"[-32:] for i in range(1, 60))
+    text = f"{hashes}\nmailgun: {value}\n{hashes}"
+    hits = scan_text(text)
+    assert [(h.rule, text[h.start : h.end]) for h in hits] == [("mailgun-api-key-v2", value)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("bot 123456789:{t} here", "123456789:{t}"),  # 9 digits
+        ("bot 1234567890:{t} here", "1234567890:{t}"),  # 10 digits
+        ("bot 12345678:{t}", "12345678:{t}"),  # 8 digits, at the end of the text
+        ("12345678:{t}", "12345678:{t}"),  # at the start of the text
+        ("bot 12345678901:{t} here", None),  # 11 digits: not a bot id
+        ("bot x12345678:{t} here", None),  # not at a word start
+        ("bot 1234567:{t} here", None),  # 7 digits
+    ],
+)
+def test_telegram_token_edges(text: str, expected: str | None) -> None:
+    body = "AAH" + "x7Kq2" * 6 + "Zp"  # 35 characters, upper, lower and digits
+    text, want = text.format(t=body), expected and expected.format(t=body)
+    assert [text[h.start : h.end] for h in scan_text(text) if h.rule == "telegram-bot-token"] == (
+        [want] if want else []
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "found"),
+    [(" ", True), ("\n", True), ("(", True), ("x", False), ("_", False), ("é", False)],
+    ids=["space", "newline", "bracket", "letter", "underscore", "non-ASCII letter"],
+)
+def test_discord_token_among_dotted_names(prefix: str, found: bool) -> None:
+    """Dotted names with a six-letter middle part (self.client.get) are everywhere in code: the token still shows."""
+    value = FORMATS["discord-bot-token"][0](random.Random(8))
+    noise = "self.client.get(x); os.module.attr; a.bcdefg.hijklmnopqrstuvwxyzabcdefghij\n" * 300
+    text = f"{noise}bot{prefix}{value} ok\n{noise}"
+    hits = [text[h.start : h.end] for h in scan_text(text) if h.rule == "discord-bot-token"]
+    assert hits == ([value] if found else [])
+
+
+def _everywhere(text: str, monkeypatch: pytest.MonkeyPatch) -> list[CredentialHit]:
+    """The scan with every rule searched over the whole text: no anchoring at keywords, no shape positions."""
+    compiled = credentials._compiled()
+    with monkeypatch.context() as patch:
+        for rule in compiled.rules:
+            patch.setattr(rule, "anchored", False)
+            patch.setattr(rule, "whole", True)
+
+        def whole_text_shapes(haystack: credential_text.Haystack, shapes: dict[str, list[int] | None]) -> None:
+            shapes[credential_text.SHAPE_TELEGRAM] = shapes[credential_text.SHAPE_DISCORD] = None
+
+        patch.setattr(credential_text, "_token_shapes", whole_text_shapes)
+        return scan_text(text)
+
+
+def test_the_fast_paths_miss_nothing_a_whole_text_search_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anchored rules (tried only where a keyword occurs) and shape positions find every hit the plain search does.
+
+    Over every format in both forms, each text alone and all of them joined with code-like filler between; the
+    fast paths may find more (a match that starts inside another one), never less.
+    """
+    rng = random.Random(20261201)
+    samples = [text for name in FORMATS for form in ("prose", "assignment") for text, _ in texts(name, rng, form)]
+    filler = "for (i = 0; i < n; i++) self.client.get(key); // tokens: 12345678 s.t. sk is ok\n"
+    joined = "".join(f"{text}\n{filler * rng.randint(0, 3)}" for text in samples)
+    assert len(samples) > 400
+    for text in [*samples, joined]:
+        fast = {(h.rule, h.start, h.end) for h in scan_text(text)}
+        plain = {(h.rule, h.start, h.end) for h in _everywhere(text, monkeypatch)}
+        assert plain <= fast, text[:200]
+    assert len({h.rule for h in scan_text(joined)}) > 40
+
+
+def _generator() -> object:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    try:
+        import gen_credential_rules
+    finally:
+        sys.path.pop(0)
+    return gen_credential_rules
+
+
+@pytest.mark.parametrize(
+    ("pattern", "keywords", "anchored"),
+    [
+        (r"\b(ghp_[0-9a-zA-Z]{36})\b", ("ghp_",), True),
+        (r"(?i)\b((?:sk|rk)_(?:test|live)_[a-z0-9]{10,})", ("sk_test", "sk_live", "rk_test", "rk_live"), True),
+        (r"(?i)\b((?:sk|rk)_(?:test|live)_[a-z0-9]{10,})", ("sk_test", "sk_live"), False),  # rk_ has none
+        (r"\b((?:hvs\.[\w-]{90}|s\.[a-z0-9]{24}))", ("hvs.", "s."), True),
+        (r"[\w.-]{0,50}?(?:adafruit)[ =]+([a-z0-9]{32})", ("adafruit",), False),  # starts before the keyword
+        (r"(?:[Mm]eraki)=([a-f0-9]{40})", ("meraki",), True),  # a small set, case folded
+        (r"[a-z0-9]{14}\.atlasv1\.[a-z0-9]{60}", ("atlasv1",), False),
+        (r"(?<![a-z])AKIA[A-Z2-7]{16}", ("akia",), True),  # a look-behind takes no width
+        (r"(?:ab)?cd_[0-9]{8}", ("cd_",), False),  # an optional start: `ab` may be there or not
+    ],
+)
+def test_the_generator_knows_which_rules_start_with_a_keyword(
+    pattern: str, keywords: tuple[str, ...], anchored: bool
+) -> None:
+    assert _generator()._starts_with_keyword(pattern, keywords) is anchored  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the generator reads TOML with tomllib (Python 3.11+)")
+def test_the_generated_rules_are_up_to_date() -> None:
+    """credential_rules.py is what tools/gen_credential_rules.py makes from the vendored gitleaks file."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "tools/gen_credential_rules.py", "--check"], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr

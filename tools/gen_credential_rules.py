@@ -211,6 +211,58 @@ def _secret_group(pattern: str, explicit: int) -> int:
     return 0 if unnamed else -1
 
 
+def _starts_with_keyword(pattern: str, keywords: tuple[str, ...]) -> bool:
+    """True when every match of pattern begins with one of keywords (any case).
+
+    Such a rule is tried only where a keyword occurs (a match attempt there) instead of over windows around the
+    occurrences; with a keyword as common as `s.` or `sk` the windows cover most of a text.  The pattern is read
+    with re's own parser: every literal prefix a match can start with (zero-width assertions skipped, groups and
+    alternatives followed, small character sets expanded) must start with a keyword.
+    """
+    import importlib
+
+    try:  # re's own parser: re._parser from Python 3.11, sre_parse before
+        parser, c = importlib.import_module("re._parser"), importlib.import_module("re._constants")
+    except ImportError:
+        parser, c = importlib.import_module("sre_parse"), importlib.import_module("sre_constants")
+
+    longest = max(map(len, keywords), default=0)
+    prefixes: set[str] = set()
+    Frame = tuple[object, int]  # a parsed sequence and the index to go on from
+
+    def walk(seq: object, index: int, rest: tuple[Frame, ...], acc: str) -> None:
+        if len(prefixes) > 512:
+            return
+        if len(acc) >= longest:
+            prefixes.add(acc)
+            return
+        items = list(seq)  # type: ignore[call-overload]
+        if index == len(items):
+            if rest:
+                walk(rest[0][0], rest[0][1], rest[1:], acc)
+            else:
+                prefixes.add(acc)
+            return
+        op, av = items[index]
+        if op is c.LITERAL:
+            walk(seq, index + 1, rest, acc + chr(av).lower())
+        elif op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # zero width: the match still starts here
+            walk(seq, index + 1, rest, acc)
+        elif op is c.SUBPATTERN:
+            walk(av[-1], 0, ((seq, index + 1), *rest), acc)
+        elif op is c.BRANCH:
+            for alternative in av[1]:
+                walk(alternative, 0, ((seq, index + 1), *rest), acc)
+        elif op is c.IN and all(kind is c.LITERAL for kind, _ in av) and len(av) <= 8:
+            for char in {chr(code).lower() for _, code in av}:
+                walk(seq, index + 1, rest, acc + char)
+        else:  # anything else ends the literal prefix
+            prefixes.add(acc)
+
+    walk(parser.parse(pattern, re.ASCII), 0, (), "")
+    return len(prefixes) <= 512 and all(any(p.startswith(k) for k in keywords) for p in prefixes)
+
+
 def _literal(text: str, width: int = 90) -> str:
     """A string literal, cut into adjacent pieces short enough for the project's line length."""
     if len(text) <= width:
@@ -270,9 +322,10 @@ def build(config: dict[str, object]) -> str:
         keywords = tuple(k.lower() for k in rule.get("keywords", []))
         group = _secret_group(pattern, int(rule.get("secretGroup", 0)))
         entropy = float(rule.get("entropy", 0.0))
+        anchored = _starts_with_keyword(pattern, keywords)
         rules_out.append(
             f"    ({rid!r}, {_literal(pattern)}, {group}, {entropy}, {keywords!r}, {tuple(allows)!r}, "
-            f"{tuple(stopwords)!r}),"
+            f"{tuple(stopwords)!r}, {anchored}),"
         )
     allow_cfg = config["allowlist"]
     assert isinstance(allow_cfg, dict)
@@ -291,9 +344,10 @@ def build(config: dict[str, object]) -> str:
         f'SOURCE = "gitleaks {GITLEAKS_COMMIT[:12]}"',
         "",
         "# (id, pattern, secret group: n, 0 = first non-empty group, -1 = whole match; entropy floor (0: none);",
-        "#  keywords, lower case, one of which must occur; allow-list (target, pattern); stopwords)",
+        "#  keywords, lower case, one of which must occur; allow-list (target, pattern); stopwords;",
+        "#  whether every match starts with a keyword, so that the rule is tried only where one occurs)",
         "RULES: tuple[",
-        "    tuple[str, str, int, float, tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]], ...",
+        "    tuple[str, str, int, float, tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...], bool], ...",
         "] = (",
         *rules_out,
         ")",

@@ -45,20 +45,28 @@ _ASCII = bytes(range(128))
 # Up to this many bytes, a needle suggested by a head is confirmed by a search of the text (see present).
 _CONFIRM = 1 << 16
 
-# Three rules have no literal of their own; they run when the text holds a word of their shape (see present()).
-SHAPE_DISCORD = "\x00discord"  # an alphanumeric run of 23+ characters starting m, n or o
-SHAPE_TELEGRAM = "\x00telegram"  # a run of 8 to 10 digits
-SHAPE_HEX32 = "\x00hex32"  # a run of exactly 32 hex digits
+# The 32-hex-digit rule is tried at each word of that shape, found by a pass over the text per distinct word; past
+# this many distinct words one search of the whole text is cheaper (a hash-heavy log holds thousands).
+_FEW_SHAPES = 16
+
+# Three rules have no literal of their own; they run where the text holds their shape (see present()).
+SHAPE_DISCORD = "\x00discord"  # a run of 24+ token characters, `.`, six more, `.` and 27 more
+SHAPE_TELEGRAM = "\x00telegram"  # a run of 8+ digits ending at a `:`
+SHAPE_HEX32 = "\x00hex32"  # a word of exactly 32 hex digits
 
 
 class Haystack:
-    """A lower-cased text to search, with its UTF-8 bytes and the offsets of every needle looked for so far."""
+    """A text to search: its UTF-8 bytes with ASCII letters lower-cased, and the offsets of every needle looked for.
 
-    __slots__ = ("_block_bytes", "_block_chars", "cache", "data", "lowered")
+    Needles are lower case and ASCII (or the invisible characters see_through looks for), so lower-casing the bytes
+    is enough, and far cheaper than str.lower(); it also keeps every offset where it is.
+    """
 
-    def __init__(self, lowered: str) -> None:
-        self.lowered = lowered
-        self.data = lowered.encode("utf-8", "surrogatepass")
+    __slots__ = ("_block_bytes", "_block_chars", "cache", "data", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.data = text.encode("utf-8", "surrogatepass").lower()
         self.cache: dict[str, list[int]] = {}  # needle -> its offsets
         self._block_bytes: list[int] = []
         self._block_chars: list[int] = []
@@ -73,10 +81,15 @@ class Haystack:
             while at >= 0:
                 found.append(at)
                 at = data.find(raw, at + 1)
-            if found and len(data) != len(self.lowered):
-                found = [self._char(at) for at in found]
+            found = self.chars(found)
             self.cache[needle] = found
         return found
+
+    def chars(self, offsets: list[int]) -> list[int]:
+        """Byte offsets (each at a character's start) as character offsets."""
+        if len(self.data) == len(self.text):
+            return offsets
+        return [self._char(at) for at in offsets]
 
     def _char(self, offset: int) -> int:
         """The character offset of a byte offset that starts a character."""
@@ -105,7 +118,7 @@ class Haystack:
 
     def windows(self, needles: tuple[str, ...]) -> list[tuple[int, int]]:
         """Merged spans of the text around every occurrence of the rule's keywords."""
-        lowered = self.lowered
+        text = self.text
         spans = sorted(
             (max(0, at - WINDOW), at + len(needle) + WINDOW) for needle in needles for at in self.positions(needle)
         )
@@ -120,10 +133,10 @@ class Haystack:
         for lo, hi in merged:
             if out and hi <= out[-1][1]:  # within the line the previous window reached: no need to look for its end
                 continue
-            if hi < len(lowered):
-                nl = lowered.find("\n", hi)
-                hi = len(lowered) if nl < 0 else nl
-            lo = lowered.rfind("\n", 0, lo) + 1 if lo else 0
+            if hi < len(text):
+                nl = text.find("\n", hi)
+                hi = len(text) if nl < 0 else nl
+            lo = text.rfind("\n", 0, lo) + 1 if lo else 0
             if out and lo <= out[-1][1]:
                 out[-1] = (out[-1][0], max(out[-1][1], hi))
             else:
@@ -131,7 +144,7 @@ class Haystack:
         return out
 
 
-def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[str]]) -> set[str]:
+def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[int] | None]) -> set[str]:
     """The needles that may occur in the text (a superset: every rule still finds its needle before it runs).
 
     Looking for each of some 260 needles is a pass over the text per needle, so most needles are found through
@@ -139,13 +152,10 @@ def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[st
     one of them, or begins one (`akia` in `AKIA2...`, `adafruit` in `adafruitKey`). Common words, which also
     sit inside identifiers (`dbPassword`), needles whose longest run is under three characters and needles with
     spaces are looked for directly.
-    The runs of each shape (SHAPE_*) are put in shapes, where the rules of that shape are tried.
+    Where the rules of each shape (SHAPE_*) are to be tried is put in shapes (None: search the whole text).
     """
-    lowered, data = haystack.lowered, haystack.data
-    if len(data) == len(lowered):  # ASCII: the same bytes, and a str needle needs no encoded copy
-        found = {needle for needle in compiled.direct if needle in lowered}
-    else:
-        found = {needle for needle, raw in compiled.direct.items() if raw in data}
+    data = haystack.data
+    found = {needle for needle, raw in compiled.direct.items() if raw in data}
     parts = set(data.translate(compiled.to_space).decode("ascii").split())
     # A needle of letters and digits occurs in the text exactly when it occurs in one of its distinct runs: those,
     # joined, are much shorter than the text (a substring test costs about a nanosecond a character).
@@ -159,13 +169,10 @@ def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[st
             for head in bucket:
                 if part.startswith(head):
                     heads.add(head)
-    for part in [p for p in parts if len(p) >= 8]:
-        if len(part) >= 23 and part[0] in "mno":
-            shapes.setdefault(SHAPE_DISCORD, []).append(part)
-        elif len(part) <= 10 and part.isdigit():
-            shapes.setdefault(SHAPE_TELEGRAM, []).append(part)
-        if len(part) == 32 and all(c in "0123456789abcdef" for c in part):
-            shapes.setdefault(SHAPE_HEX32, []).append(part)
+    hex32 = [p for p in parts if len(p) == 32 and all(c in "0123456789abcdef" for c in p)]
+    if hex32:  # a few such words are cheaper found one by one than by the rule's search of the whole text
+        shapes[SHAPE_HEX32] = haystack.occurrences(tuple(hex32)) if len(hex32) <= _FEW_SHAPES else None
+    _token_shapes(haystack, shapes)
     found.update(shapes)
     if len(data) > _CONFIRM:
         for head in heads:
@@ -175,9 +182,54 @@ def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[st
     # of `sk_live`) would otherwise run rules that cannot match, since every match holds one of its rule's needles.
     for head in heads:
         for needle in compiled.heads[head]:
-            if needle in lowered:
+            if needle.encode() in data:
                 found.add(needle)
     return found
+
+
+# The text's bytes by class, for the shape searches (built on first use, with the Discord search): digits become
+# `0`, ASCII letters, `_` and `-` become `a`, `.` and `:` stay, and every other byte (non-ASCII ones included) is a
+# space.  One translate, then plain byte searches find the shapes.
+_SHAPE_TOOLS: list[tuple[bytes, re.Pattern[bytes]]] = []
+
+
+def _shape_tools() -> tuple[bytes, re.Pattern[bytes]]:
+    if not _SHAPE_TOOLS:
+        import re
+
+        def kind(c: str) -> int:
+            return 0x30 if c.isdigit() else 0x61 if c.isalpha() or c in "_-" else ord(c) if c in ".:" else 0x20
+
+        table = bytes(kind(chr(c)) for c in range(128)) + b" " * 128
+        _SHAPE_TOOLS.append((table, re.compile(rb"\.[a0]{6}\.[a0]{27}")))
+    return _SHAPE_TOOLS[0]
+
+
+def _token_shapes(haystack: Haystack, shapes: dict[str, list[int] | None]) -> None:
+    """Where a Telegram or a Discord bot token may start: found on the text's byte classes, not word by word.
+
+    A Telegram token is 8 to 10 digits, `:` and 35 characters: it is tried at the start of each run of 8+ digits
+    ending at a `:`.  A Discord token is three parts joined by dots, the middle one six characters long: it is
+    tried at the start of the run before each `.xxxxxx.` that 27 token characters follow.  A run too long for
+    the rule is tried at its start all the same; the rule's own check turns down a value that does not start a word.
+    """
+    table, discord_middle = _shape_tools()
+    classes = haystack.data.translate(table)
+    starts: list[int] = []
+    at = classes.find(b"00000000:")
+    while at >= 0:
+        run = classes[max(0, at - 2) : at]
+        starts.append(at - (len(run) - len(run.rstrip(b"0"))))
+        at = classes.find(b"00000000:", at + 9)
+    if starts:
+        shapes[SHAPE_TELEGRAM] = haystack.chars(starts)
+    starts = []
+    for dots in discord_middle.finditer(classes):
+        run = classes[max(0, dots.start() - 28) : dots.start()]
+        if len(run) - len(run.rstrip(b"a0")) >= 24:
+            starts.append(dots.start() - (len(run) - len(run.rstrip(b"a0"))))
+    if starts:
+        shapes[SHAPE_DISCORD] = haystack.chars(starts)
 
 
 _INVISIBLE: list[re.Pattern[str]] = []

@@ -25,7 +25,7 @@ from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 __all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "scan_text"]
 
@@ -154,12 +154,10 @@ _ANCHORED = frozenset(
 # start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
 _WHOLE_TEXT = frozenset({"private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
 
-# A shape rule is tried at each word of its shape, found by a pass over the text per distinct word; past this many
-# distinct words one search of the whole text is cheaper (a number-heavy log holds thousands of 8-digit runs).
-_FEW_SHAPES = 16
-
-# A gitleaks rule whose pattern starts with a literal is searched over the whole text (re finds a literal
-# prefix fast); any other is searched only near each occurrence of its keywords (credential_text.WINDOW).
+# A gitleaks rule every match of which starts with one of its keywords (the generator works that out from the
+# pattern) is tried only where a keyword occurs, like the anchored hand-written rules.  Any other is searched over
+# the whole text when its pattern starts with a literal (re finds a literal prefix fast), else only near each
+# occurrence of its keywords (credential_text.WINDOW).
 
 
 class _Rule:
@@ -195,18 +193,19 @@ class _Compiled:
             rules.append(_Rule(rule_id, len(rules), _NEEDLES[rule_id], src, 0))
             rules[-1].check = check
             rules[-1].whole = rule_id in _WHOLE_TEXT
-        for rule_id, src, group, entropy, keywords, allow, stopwords in generated.RULES:
+        for rule_id, src, group, entropy, keywords, allow, stopwords, starts_with_keyword in generated.RULES:
             rule = _Rule(rule_id, len(rules), keywords, src, re.ASCII)
             rule.kind, rule.group, rule.entropy = "gitleaks", group, entropy
             rule.allow, rule.stopwords = allow, stopwords
             rule.whole = "[\\s\\S" in src or "(?s" in src or src[:1].isalnum()
+            rule.anchored = starts_with_keyword
             rules.append(rule)
         for rule_id, src, check in hand.GENERIC:
             rules.append(_Rule(rule_id, len(rules), _NEEDLES[rule_id], src, 0))
             rules[-1].check = check
             rules[-1].whole = rule_id in _WHOLE_TEXT
         for rule in rules:
-            rule.anchored = rule.rule_id in _ANCHORED
+            rule.anchored = rule.anchored or rule.rule_id in _ANCHORED
         self.rules = rules
         self.needles = frozenset(n for rule in rules for n in rule.needles)
         self.by_needle: dict[str, list[int]] = {}  # needle -> priorities of the rules it gates
@@ -215,7 +214,7 @@ class _Compiled:
                 self.by_needle.setdefault(needle, []).append(rule.priority)
         # How each needle is looked for (see _present): directly in the text, or by the first alphanumeric run of
         # the needle (its head) among the text's alphanumeric runs.
-        self.direct: dict[str, bytes] = {}  # needle -> its bytes
+        self.direct: dict[str, bytes] = {}  # the needles looked for in the text itself, and their bytes
         self.direct_words: list[str] = []  # the direct needles made of letters and digits only
         self.heads: dict[str, list[str]] = {}
         for needle in self.needles:
@@ -310,11 +309,8 @@ def _scan(text: str) -> list[CredentialHit]:
 
     compiled = _compiled()
     hand = compiled.hand
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters lower-case to two: keep offsets in step with the text
-        lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    shapes: dict[str, list[str]] = {}
-    haystack = text_search.Haystack(lowered)
+    shapes: dict[str, list[int] | None] = {}
+    haystack = text_search.Haystack(text)
     present = text_search.present(compiled, haystack, shapes)
     if not present:
         return []
@@ -324,11 +320,13 @@ def _scan(text: str) -> list[CredentialHit]:
         rule = rules[priority]
         pattern = compiled.pattern(rule)
         seen: set[tuple[int, int]] = set()
-        if rule.needles[0] in shapes and len(shapes[rule.needles[0]]) > _FEW_SHAPES:
+        starts = shapes.get(rule.needles[0])
+        matches: Iterator[re.Match[str]]
+        if rule.anchored or starts is not None:  # tried where a match can start
+            starts = haystack.occurrences(rule.needles) if starts is None else starts
+            matches = (m for at in starts if (m := pattern.match(text, at)))
+        elif rule.needles[0] in shapes:  # too many words of the shape: one search of the whole text
             matches = pattern.finditer(text)
-        elif rule.anchored or rule.needles[0] in shapes:
-            needles = tuple(shapes.get(rule.needles[0], rule.needles))
-            matches = (m for at in haystack.occurrences(needles) if (m := pattern.match(text, at)))
         else:
             spans = [(0, len(text))] if rule.whole else haystack.windows(tuple(present.intersection(rule.needles)))
             matches = (m for lo, hi in spans for m in pattern.finditer(text, lo, hi))
