@@ -583,7 +583,7 @@ def test_redact_and_has_credential() -> None:
     token = FORMATS["digitalocean-pat"][0](random.Random(1))
     text = f"use {token} to log in, then\u200b {token[:9]}\u200b{token[9:]}."
     assert has_credential(text) and not has_credential("use the token from the vault")
-    assert redact(text) == "use [redacted:digitalocean-pat] to log in, then\u200b [redacted:digitalocean-pat]."
+    assert redact(text) == "use [redacted digitalocean-pat] to log in, then\u200b [redacted digitalocean-pat]."
     assert redact("nothing here") == "nothing here"
 
 

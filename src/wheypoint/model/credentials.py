@@ -377,7 +377,7 @@ def has_credential(text: str) -> bool:
     return bool(scan_text(text))
 
 
-def redact(text: str, mark: str = "[redacted:{rule}]") -> str:
+def redact(text: str, mark: str = "[redacted {rule}]") -> str:
     """text with every credential scan_text finds replaced by `mark` naming its rule.
 
     A value that is all asterisks is left as it is: it is already masked (a store URL is shown `user:***@host`).

@@ -50,7 +50,7 @@ def scrub_text(text: str) -> str:
         text = _surrogates_visible(text)
     from wheypoint.model.credentials import redact  # a refusal's cost only: answers never load the scan
 
-    return redact(text, "[redacted {rule}]")
+    return redact(text)
 
 
 def excerpt(value: str, length: int = 60) -> str:
