@@ -81,6 +81,8 @@ def test_only_a_gating_question_or_blocker_needs_a_rationale() -> None:
         ({"move": "affinage", "artifact": "https://gitlab.com/o/r/-/merge_requests/3"}, []),
         ({"move": "affinage", "artifact": "PR#12 and more"}, [("affinage-needs-pr", "$.next.artifact")]),
         ({"move": "cook", "artifact": "specs/retry.md"}, []),
+        ({"move": "hold", "artifact": " None "}, [("bad-value", "$.next.artifact")]),  # reads as no artifact
+        ({"move": "hold", "artifact": "none.md"}, []),
         ({"move": "hold"}, []),
         ({"items": [{"skill": "culture", "arg": "q"}], "order": "parallel"}, []),
         ({"move": "hold", "order": "parallel"}, [("next-shape", "$.next.order")]),
