@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from wheypoint.transcripts.claude_kinds import classify
 from wheypoint.transcripts.claude_turns import TurnReader
 from wheypoint.transcripts.homes import claude_roots
-from wheypoint.transcripts.lines import loads
+from wheypoint.transcripts.lines import BOM, HEAD_DAMAGE, loads
 from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -119,8 +119,9 @@ def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
         if not os.path.isfile(path):
             return None
         with open(path, "rb") as handle:
-            sniff = handle.read(4096)
-        if sniff.lstrip()[:1] != b"{":
+            sniff = handle.read(4096).removeprefix(BOM)
+        # JSON lines: one of the first few (blank or damaged ones before it are passed over, as when reading)
+        if not any(line.lstrip()[:1] == b"{" for line in sniff.split(b"\n", HEAD_DAMAGE + 1)[: HEAD_DAMAGE + 1]):
             return None
         session_id: str | None = None
         cwd: str | None = None

@@ -17,7 +17,7 @@ from itertools import islice
 from wheypoint.transcripts import model
 from wheypoint.transcripts.codex_turns import message_texts, read
 from wheypoint.transcripts.homes import codex_home
-from wheypoint.transcripts.lines import loads, read_jsonl
+from wheypoint.transcripts.lines import head_line, loads, read_jsonl
 from wheypoint.transcripts.model import ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -46,13 +46,13 @@ def read_turns(
 
 
 def _head(path: str) -> dict[str, Any] | None:
-    """The decoded first line of a rollout, or None when it is not one."""
+    """The decoded first record of a rollout, or None when it is not one."""
     try:
         with open(path, "rb") as handle:
-            line = handle.readline(_HEAD_BYTES)
+            line, _ = head_line(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
     except (OSError, ValueError):
         return None
-    if not line.startswith(b"{"):
+    if not line:
         return None
     try:
         record = loads(line)

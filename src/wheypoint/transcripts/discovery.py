@@ -18,6 +18,7 @@ import os
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import READABLE_HARNESSES as HARNESSES
+from wheypoint.transcripts.lines import head_line
 from wheypoint.transcripts.model import SessionInfo, inside, plain_path
 
 TYPE_CHECKING = False
@@ -105,9 +106,10 @@ def _claude_may_follow(handle: BinaryIO, budget: int) -> bool:
 def _sniff(path: str) -> str | None:
     """The one harness whose reader alone may recognise this file, told from its head; None when unsure.
 
-    A SQLite database is OpenCode's. Otherwise the first line must be a whole JSON object within
-    `_SNIFF_LINE` bytes, in a file not named `.json` (the single-document forms of Gemini CLI and
-    OpenCode, which only a full parse tells apart), and carry the keys of exactly one harness's
+    A SQLite database is OpenCode's. Otherwise the first record (lines.head_line: a byte-order mark, blank and
+    a few damaged lines passed over) must be a whole JSON object within `_SNIFF_LINE` bytes, in a file not
+    named `.json` (the single-document forms of Gemini CLI and OpenCode, which only a full parse tells apart),
+    and carry the keys of exactly one harness's
     records. Each signature is wider than what its reader accepts from a first line, so the readers
     whose signature is absent would decline the file (see each reader's `describe`): Codex wants a
     `session_meta` record (or an older rollout's bare `{id, timestamp, instructions}` line), Gemini a
@@ -119,16 +121,15 @@ def _sniff(path: str) -> str | None:
         if not os.path.isfile(path):
             return None
         with open(path, "rb") as handle:
-            line = handle.readline(_SNIFF_LINE)
-            if line.startswith(_SQLITE_MAGIC):
+            if handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
                 return "opencode"
-            if line[:1] != b"{" or (len(line) >= _SNIFF_LINE and not line.endswith(b"\n")):
-                return None
             if os.path.splitext(path)[1] == ".json":
                 return None
-            record = json.loads(line)
-            if record.__class__ is not dict:
+            handle.seek(0)
+            line, _ = head_line(handle, _SNIFF_LINE)
+            if not line:
                 return None
+            record = json.loads(line)
             rtype = record.get("type")
             signatures = {
                 "claude-code": _claude_like(record),
@@ -136,7 +137,8 @@ def _sniff(path: str) -> str | None:
                 "gemini": "projectHash" in record or ("id" in record and type(rtype) is str and rtype in _GEMINI_TYPES),
             }
             found = [name for name, present in signatures.items() if present]
-            if len(found) != 1 or (found[0] != "claude-code" and _claude_may_follow(handle, _CLAUDE_HEAD - len(line))):
+            followed = found and found[0] != "claude-code" and _claude_may_follow(handle, _CLAUDE_HEAD - handle.tell())
+            if len(found) != 1 or followed:
                 return None
             return found[0]
     except (OSError, ValueError, RecursionError):

@@ -20,7 +20,7 @@ import re
 
 from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
 from wheypoint.transcripts.homes import gemini_tmp
-from wheypoint.transcripts.lines import LoneSurrogate, escaped_surrogate, loads, unicode_clean
+from wheypoint.transcripts.lines import BOM, LoneSurrogate, escaped_surrogate, head_line, loads, unicode_clean
 from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -77,7 +77,7 @@ def _looks_legacy(path: str) -> bool:
     with open(path, "rb") as handle:
         first = handle.readline(_HEAD_BYTES)
     if _suffix(path) == ".jsonl":
-        return first.strip() == b"{"
+        return first.removeprefix(BOM).strip() == b"{"
     try:
         return type(json.loads(first)) is not dict
     except (ValueError, RecursionError):
@@ -92,7 +92,7 @@ def _read_legacy(path: str, stats: ReadStats, agent: str | None, source: str | N
             stats.oversized += 1
             return
         try:  # decoded while read, so the bytes and the text are never both whole in memory
-            with open(raw.fileno(), encoding="utf-8", newline="", closefd=False) as handle:
+            with open(raw.fileno(), encoding="utf-8-sig", newline="", closefd=False) as handle:  # a BOM skipped
                 data = handle.read(MAX_JSON_BYTES + 1)
         except UnicodeDecodeError:
             stats.invalid_utf8 += 1
@@ -276,6 +276,10 @@ def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | 
     messages: list[Any] = []
     read = 0
     with open(path, "rb") as handle:
+        _, start = head_line(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
+        if start < 0:
+            return None
+        handle.seek(start)
         for index in range(64):
             line = handle.readline(_HEAD_BYTES)
             read += len(line)

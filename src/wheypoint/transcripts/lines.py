@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
     from collections.abc import Callable, Iterator
-    from typing import Any
+    from typing import Any, BinaryIO
 
     from wheypoint.transcripts.model import ReadStats
 
@@ -29,8 +29,43 @@ DUPLICATE = "duplicate"  # what a skip test returns for a line that repeats anot
 _SKIP_CHUNK = 1 << 20
 _DECODER = json.JSONDecoder()
 _DECODE = _DECODER.decode  # on text: json.loads(bytes) would sniff the encoding of every line
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark, which some editors write first
 _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+# Before a transcript's first record, this many blank or damaged lines (a cut or garbled first write) are passed
+# over when a reader tells whether a file is its own; past them the file is taken for something else.
+HEAD_DAMAGE = 4
+
+
+def head_line(handle: BinaryIO, limit: int) -> tuple[bytes, int]:
+    """The first whole line of a JSONL head that holds a JSON object, and the offset it starts at.
+
+    A UTF-8 byte-order mark, blank lines and up to HEAD_DAMAGE lines that are not a whole JSON object (cut or
+    garbled) are passed over, as the readers pass over such lines when reading. (b"", -1) when there is none so
+    soon, or a line is longer than `limit`. The line is returned without its mark.
+    """
+    offset = handle.tell()
+    damaged = 0
+    while damaged <= HEAD_DAMAGE:
+        line = handle.readline(limit)
+        if not line:
+            return b"", -1
+        start, offset = offset, offset + len(line)
+        if line.startswith(BOM):
+            line, start = line[len(BOM) :], start + len(BOM)
+        if not line.strip():
+            continue
+        if len(line) >= limit and not line.endswith(b"\n"):
+            return b"", -1  # a head is looked at within bounds: past an over-long line the caller cannot tell
+        if line.lstrip()[:1] == b"{":
+            try:
+                if isinstance(loads(line), dict):
+                    return line, start
+            except (ValueError, RecursionError):
+                pass
+        damaged += 1
+    return b"", -1
 
 
 class LoneSurrogate(UnicodeError):
@@ -122,7 +157,7 @@ def read_jsonl(
                         stats.skipped[reason] += 1
                     continue
             stats.lines += 1
-            if number == 1 and line.startswith(_BOM):
+            if number == 1 and line.startswith(BOM):
                 line = line[3:]
             try:
                 text = line.decode()
