@@ -69,8 +69,12 @@ GROUPS: dict[str, Group] = {
         ("-k", "not postgresql"),
     ),
     "credentials": Group(
-        ("src/wheypoint/model/credentials.py", "src/wheypoint/model/credential_hand.py"),
-        ("tests/test_credentials.py", "tests/test_credential_thresholds.py"),
+        (
+            "src/wheypoint/model/credentials.py",
+            "src/wheypoint/model/credential_hand.py",
+            "src/wheypoint/model/credential_text.py",
+        ),
+        ("tests/test_credentials.py", "tests/test_credential_thresholds.py", "tests/test_credential_text.py"),
     ),
 }
 DEFAULT_GROUPS = ("canonical", "kernel", "rules", "sqlite_store")
