@@ -313,6 +313,28 @@ def test_json_escaped_private_key_is_found() -> None:
     assert escaped[hits[0].start :].startswith("-----BEGIN")
 
 
+def test_a_long_private_key_is_reported_whole() -> None:
+    """A 4 KB key runs far past any window around its header: the hit spans BEGIN to END all the same."""
+    rng = random.Random(10)
+    body = base64.b64encode(rng.randbytes(3000)).decode()
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{lines}\n-----END RSA PRIVATE KEY-----"
+    text = f"the deploy key:\n{block}\nkeep it out of git"
+    hits = scan_text(text)
+    assert [(h.rule, text[h.start : h.end]) for h in hits] == [("private-key", block)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['const dbPassword = "k8Jq2mXv9Lr4"', "myApiToken: Zr7tQ2wVx9LmK4pN", "cfg.awsSecretKey=Zr7tQ2wVx9LmK4pNb3Hs"],
+)
+def test_a_secret_word_inside_an_identifier_still_names_the_value(line: str) -> None:
+    """`password`, `token` and `secret` are found inside camelCase names, not only as whole words."""
+    value = line.rsplit("=", 1)[-1].rsplit(":", 1)[-1].strip(' "')
+    hits = scan_text(line)
+    assert [line[h.start : h.end] for h in hits] == [value], [h.rule for h in hits]
+
+
 def test_empty_and_plain_text() -> None:
     assert scan_text("") == []
     assert scan_text("hello world\n" * 1000) == []
