@@ -112,8 +112,6 @@ EQUIVALENT: dict[str, str] = {
     "shape, or the whole text), which find the same hits: 16 or 17 words changes the time, not the answer",
     "credentials:_check_discord:return:cc88a478": "the check's one caller reads it as a condition (`and "
     "rule.check(m)`), where None and False agree",
-    "credentials:_gitleaks_allowed:cmp:5d21d19b": "no generated rule has a `match` allow target, and the swap only "
-    "matters for an anchored pattern: the one there is (`.+EXAMPLE$`) is also on the hand allow-list, checked first",
 }
 # Mutants no test can see on Python < 3.12, where sqlite3 has no Connection.setconfig: `_checkpoint_on_close` is
 # then a no-op, and what decides its argument changes nothing. On 3.12+ they are run like any other (and

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
+from typing import Any
 
 import pytest
 
@@ -163,6 +165,73 @@ def test_gitleaks_entropy_floor_on_both_sides_of_three_bits() -> None:
     # (2.995), seven just over (3.095). A miscounted entropy moves one across.
     assert _rules("key ghp_" + "abcdef" * 6) == []
     assert _rules("key ghp_" + ("abcdefg" * 6)[:36]) == ["github-pat"]
+
+
+def _generated_rule(entropy: float = 0.0, allow: tuple[tuple[str, str], ...] = ()) -> Any:
+    """A generated rule as the scan holds it, with its entropy floor and allow-list set for the test."""
+    from wheypoint.model import credentials
+
+    rule = credentials._Rule("test-rule", 0, ("tok",), r"tok_(\w+)", re.ASCII)
+    rule.kind, rule.group, rule.entropy, rule.allow = "gitleaks", 1, entropy, allow
+    return rule
+
+
+def _dropped(rule: Any, text: str) -> bool:
+    from wheypoint.model import credentials
+
+    m = re.search(rule.src, text, rule.flags)
+    assert m is not None
+    return credentials._gitleaks_allowed(credentials._compiled(), rule, m, m.group(1))
+
+
+def test_the_gitleaks_entropy_floor_is_exclusive() -> None:
+    """gitleaks keeps a finding only above the floor: eight symbols once each are exactly 3 bits, and dropped."""
+    assert shannon("q7Zk2mXv") == 3.0
+    assert _dropped(_generated_rule(entropy=3.0), "tok_q7Zk2mXv")
+    assert not _dropped(_generated_rule(entropy=3.0), "tok_q7Zk2mXvR")  # nine symbols: log2(9) bits
+    assert not _dropped(_generated_rule(), "tok_q7q7")  # one bit, and no floor to fall under
+
+
+@pytest.mark.parametrize(
+    ("target", "pattern", "text", "dropped"),
+    [
+        ("secret", r"^EXAMPLE", "x tok_EXAMPLE1 y", True),
+        ("secret", r"^EXAMPLE", "x tok_REAL1 EXAMPLE", False),  # the secret alone is looked at
+        ("match", r"^tok_EX", "x tok_EXAMPLE1", True),  # the whole match
+        ("match", r"^EX", "x tok_EXAMPLE1", False),
+        ("line", r"^x tok", "a\nx tok_REAL1 y\nb", True),  # the line, from its first character
+        ("line", r"y$", "a\nx tok_REAL1 y\nb", True),  # ... to its last
+        ("line", r"^x tok", "x tok_REAL1 y", True),  # a line at the start of the text
+        ("line", r"b", "a\nx tok_REAL1 y\nb", False),  # not the next line
+        ("line", r"a", "a\nx tok_REAL1 y\nb", False),  # nor the one before
+        ("line", r"^x tok_REAL1 y$", "a\nx tok_REAL1 y\nb", True),  # exactly the line, no more, no less
+        ("line", r"^x tok_REAL1 y$", "x tok_REAL1 y", True),  # the text's only line
+        ("line", r"^x tok_REAL1 y$", "\nx tok_REAL1 y", True),  # after a newline that opens the text
+        ("line", r"^x tok_REAL1 y$", "a\nx tok_REAL1 y", True),  # the last line, with no newline after it
+    ],
+)
+def test_gitleaks_allow_targets(target: str, pattern: str, text: str, dropped: bool) -> None:
+    """Each allow-list target looks at its own text (none of today's rules uses `match` or `line`; a refresh may)."""
+    assert _dropped(_generated_rule(allow=((target, pattern),)), text) is dropped
+
+
+def test_gitleaks_stopwords_and_global_allow_list() -> None:
+    """A secret holding a stopword (the rule's, or one of gitleaks' global ones, in any case), or matching a global
+    allow pattern (a shell variable, a path), is dropped; the same rule keeps a secret that holds none."""
+    rule = _generated_rule()
+    rule.stopwords = ("zebra",)
+    assert _dropped(rule, "tok_q7ZEBRAk2")  # the rule's stopword, any case
+    assert _dropped(rule, "tok_q7ABCDEFGHIJKLMNOPQRSTUVWXYZk2")  # a global stopword
+    assert not _dropped(rule, "tok_q7Zk2mXvR")
+    plain = _generated_rule()
+    assert not _dropped(plain, "tok_q7ZEBRAk2")  # another rule's stopword is not this one's
+
+
+@pytest.mark.parametrize("secret", ["$HOME_DIR", "/usr/local/bin", "true", "%PATH%"])
+def test_gitleaks_global_allow_patterns(secret: str) -> None:
+    rule = _generated_rule()
+    rule.src = r"tok_(\S+)"
+    assert _dropped(rule, f"tok_{secret} rest")
 
 
 def test_prose_secret_allows_three_words_between_name_and_verb() -> None:

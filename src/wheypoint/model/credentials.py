@@ -259,16 +259,6 @@ def _compiled() -> _Compiled:
     return _CACHE[0]
 
 
-def _shannon(value: str) -> float:
-    import math
-
-    counts: dict[str, int] = {}
-    for c in value:
-        counts[c] = counts.get(c, 0) + 1
-    n = len(value)
-    return -sum(k / n * math.log2(k / n) for k in counts.values()) if n else 0.0
-
-
 def _gitleaks_span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:
     """The secret's span, as gitleaks picks it: the rule's group, else the first non-empty group, else all."""
     if rule.group > 0:
@@ -284,7 +274,7 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
     """True when gitleaks' own allow-lists (global and the rule's) or its entropy floor drop the finding."""
     import re
 
-    if rule.entropy and _shannon(secret) <= rule.entropy:
+    if rule.entropy and compiled.hand.shannon(secret) <= rule.entropy:  # gitleaks keeps only what is above
         return True
     low = secret.lower()
     if any(word in low for word in compiled.global_stopwords) or any(word in low for word in rule.stopwords):
@@ -295,8 +285,8 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
         if target == "match":
             subject = m.group(0)
         elif target == "line":
-            text = m.string
-            subject = text[text.rfind("\n", 0, m.start()) + 1 : (text.find("\n", m.end()) + 1 or len(text) + 1) - 1]
+            text = m.string  # the match's line: from after the newline before it to the next one (or the end)
+            subject = text[text.rfind("\n", 0, m.start()) + 1 : (text + "\n").index("\n", m.end())]
         else:
             subject = secret
         if re.search(pattern, subject, re.ASCII):
