@@ -172,3 +172,19 @@ def test_the_generated_rules_are_up_to_date() -> None:
         [sys.executable, "tools/gen_credential_rules.py", "--check"], cwd=root, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_token_that_is_the_whole_text_is_found_whole() -> None:
+    """Nothing before or after it: the first and the last character of the text are searched like any other."""
+    # These values carry their secret inside (a URL, a header, a connection string): the hit is the secret alone.
+    carriers = {"postgres-url-password", "bearer-header", "azure-storage-key"}
+    rng = random.Random(4)
+    bare = [name for name, (_, _, _, needs_noun) in FORMATS.items() if not needs_noun and name not in carriers]
+    assert len(bare) > 25 and "private-key" in bare
+    missed = []
+    for name in bare:
+        value = FORMATS[name][0](rng)
+        spans = [(h.start, h.end) for h in scan_text(value)]
+        if spans != [(0, len(value))]:
+            missed.append((name, spans))
+    assert missed == []

@@ -12,7 +12,7 @@ import pytest
 
 from credential_formats import B64URL, FORMATS, HEX, _s
 from wheypoint.model.credential_hand import looks_like_password, looks_random, shannon
-from wheypoint.model.credentials import scan_text
+from wheypoint.model.credentials import redact, scan_text
 
 
 def _rules(text: str) -> list[str]:
@@ -115,14 +115,21 @@ def test_letters_only_sk_string_is_not_an_openai_key() -> None:
     assert _rules("sk-" + "abcdefghijklmnopqrstuvw1") == ["openai-api-key"]
 
 
+_BASIC = base64.b64encode(b"deploy:s3cr3tPa55w0rd").decode()
+
+
 @pytest.mark.parametrize(
     ("header", "fires"),
     [
-        ("Basic " + base64.b64encode(b"deploy:s3cr3tPa55w0rd").decode(), True),
+        ("Basic " + _BASIC, True),
         ("Basic " + base64.b64encode(b"deploy:password").decode(), False),  # placeholder password
         ("Basic " + base64.b64encode(b"guest:guest").decode(), False),  # password equal to the user
         ("Basic " + base64.b64encode(b"no-colon-here").decode(), False),  # not user:password
         ("Basic not*base64!", False),
+        ("Basic " + _BASIC[:8] + "-" + _BASIC[8:], False),  # a stray `-`: not base64 at all
+        ("Bearer eyJq8Z3k9X7w2M4.Zr7tQ2wVx9LmK4pN.Kp3mX8vQ2zR7tL", False),  # three parts: the JWT rule's to judge
+        ("Bearer eyJq8Z3k9X7w2M4Zr7tQ2wVx9LmK4pN", True),  # no dot: a bearer token like any other
+        ("Bearer eyJq8Z3k9X7w2M4.Zr7tQ2wVx9LmK4pN.Kp3mX8vQ2zR7tL.x9", True),  # four parts: not a JWT
         ("Bearer q8Z3k9X7w2M4", True),  # 12 random characters
         ("Bearer q8Z3k9X7w2M", False),  # 11
     ],
@@ -270,3 +277,26 @@ def test_two_credentials_that_touch_are_both_reported() -> None:
     hits = scan_text("x " + key_id + pem + " y")
     assert [h.rule for h in hits] == ["aws-access-token", "private-key"]
     assert hits[0].end == hits[1].start
+    # ... and the other way round: the earlier rule's hit first in the text, the later one starting at its end
+    hits = scan_text("x " + pem + key_id + " y")
+    assert [h.rule for h in hits] == ["private-key", "aws-access-token"]
+    assert hits[0].end == hits[1].start
+
+
+def test_a_value_already_masked_with_asterisks_is_left_as_it_is() -> None:
+    text = "postgresql://app:***@db.internal:5432/shop and postgresql://app:Zq8rT5wNm2@db.internal/shop"
+    assert [h.rule for h in scan_text(text)] == ["url-password", "url-password"]
+    assert redact(text) == text.replace("Zq8rT5wNm2", "[redacted url-password]")
+
+
+def test_an_openai_key_body_needs_a_digit_and_a_letter_anywhere() -> None:
+    assert _rules("use sk-" + "1" + "abcdefghijklmnopqrstuvw") == ["openai-api-key"]  # the digit first
+    assert _rules("use sk-" + "a" + "1234567890123456789012") == ["openai-api-key"]  # the letter first
+    assert _rules("use sk-" + "abcdefghijklmnopqrstuvwx") == []  # letters only: a slug, not a key
+
+
+def test_a_gitlab_token_body_mixes_two_classes() -> None:
+    # gloas- has no generated rule of its own: only the hand-written gitlab-token judges it
+    assert _rules("x gloas-abcdefghij1234567890 y") == ["gitlab-token"]  # lower case and digits
+    assert _rules("x gloas-ABCDEFGHIJklmnopqrst y") == ["gitlab-token"]  # upper and lower case
+    assert _rules("x gloas-abcdefghijklmnopqrstuv y") == []  # one class: a slug

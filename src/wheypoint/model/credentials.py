@@ -309,7 +309,6 @@ def _scan(text: str) -> list[CredentialHit]:
     for priority in sorted({p for needle in present for p in compiled.by_needle.get(needle, ())}):
         rule = rules[priority]
         pattern = compiled.pattern(rule)
-        seen: set[tuple[int, int]] = set()
         starts = shapes.get(rule.needles[0])
         matches: Iterator[re.Match[str]]
         if rule.anchored or starts is not None:  # tried where a match can start
@@ -323,10 +322,7 @@ def _scan(text: str) -> list[CredentialHit]:
         if rule.kind == "hand":
             for m in matches:
                 group = hand.value_group(m)
-                start, end = m.span(group)
-                if (start, end) in seen:
-                    continue
-                seen.add((start, end))
+                start, end = m.span(group)  # two starts giving one value are both kept, and merged below
                 value = m.group(group)
                 if hand.is_allowlisted(value) or (rule.rule_id == "jwt" and hand.is_jwt_io_sample(m)):
                     found.append((rule.priority, start, end, rule.rule_id, True))
