@@ -300,3 +300,44 @@ def test_a_gitlab_token_body_mixes_two_classes() -> None:
     assert _rules("x gloas-abcdefghij1234567890 y") == ["gitlab-token"]  # lower case and digits
     assert _rules("x gloas-ABCDEFGHIJklmnopqrst y") == ["gitlab-token"]  # upper and lower case
     assert _rules("x gloas-abcdefghijklmnopqrstuv y") == []  # one class: a slug
+
+
+def test_discord_id_part_boundaries() -> None:
+    rng = random.Random(11)
+    tail = f".{_s(rng, B64URL, 6)}.{_s(rng, B64URL, 38)}"
+    nineteen = base64.b64encode(b"1234567890123456789").decode().rstrip("=")  # 26 characters: two padding to add
+    assert _rules("bot " + nineteen + tail) == ["discord-bot-token"]
+    numeric = base64.b64encode(b"123456789012345678").decode().rstrip("=")
+    # only the character right before the id counts: a letter there glues it to a word, whatever precedes that
+    assert _rules("id: a" + numeric + tail) == []
+    assert _rules("ab: " + numeric + tail) == ["discord-bot-token"]
+
+
+def test_telegram_body_of_exactly_two_classes() -> None:
+    body = _s(random.Random(12), "abcdefghijklmnopqrstuvwxyz0123456789", 35)
+    assert any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    assert _rules("bot 123456789:" + body) == ["telegram-bot-token"]
+
+
+@pytest.mark.parametrize(("before", "found"), [(" ", True), ("_", False), (".", False), ("-", False), (" a", False)])
+def test_a_mailgun_key_starts_a_word(before: str, found: bool) -> None:
+    value = "ke" + "y-" + _s(random.Random(13), HEX, 32)
+    assert (_rules("mg" + before + value) == ["mailgun-api-key"]) is found
+
+
+def test_basic_credentials_need_a_password() -> None:
+    assert _rules("Authorization: Basic " + base64.b64encode(b"deploy:Z").decode()) == ["authorization-header"]
+    assert _rules("Authorization: Basic " + base64.b64encode(b"deploy:").decode()) == []
+
+
+def test_a_password_named_value_is_judged_as_a_chosen_password() -> None:
+    # two classes only, yet random from 8 characters on; a token-named value needs 12
+    assert _rules("db_password=k8jq2mxv") == ["high-entropy-assignment"]
+    assert _rules("db_password=k8jq2mx") == []
+    assert _rules("api_token=k8jq2mxv9lr") == []
+    assert _rules("db_password=passw0rd") == []  # a placeholder
+
+
+def test_a_chosen_password_has_eight_characters_at_least() -> None:
+    assert _rules("the password is Ab1!xY2?") == ["prose-secret"]  # 8, four classes
+    assert _rules("the password is Ab1!xY2") == []  # 7

@@ -111,8 +111,8 @@ def _check_url_password(m: re.Match[str]) -> bool:
 def _check_assignment(m: re.Match[str]) -> bool:
     value = m.group("v")
     if "pass" in m.group("n").lower():  # a password a person chose is shorter and less random than a token
-        chosen = looks_like_password(value) and not _is_placeholder_password("", value)
-        return chosen or looks_random(value, min_len=12)
+        # (looks_like_password takes any value random from 8 characters on, so a random 12 needs no test of its own)
+        return looks_like_password(value) and not _is_placeholder_password("", value)
     return looks_random(value, min_len=12)
 
 
