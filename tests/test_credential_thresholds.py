@@ -341,3 +341,11 @@ def test_a_password_named_value_is_judged_as_a_chosen_password() -> None:
 def test_a_chosen_password_has_eight_characters_at_least() -> None:
     assert _rules("the password is Ab1!xY2?") == ["prose-secret"]  # 8, four classes
     assert _rules("the password is Ab1!xY2") == []  # 7
+
+
+def test_a_chosen_password_mixes_three_classes() -> None:
+    # repeated, so never random: only the class count decides
+    assert looks_like_password("Xq7mXq7m")  # upper, lower, digit
+    assert not looks_like_password("xq7mxq7m")  # two classes
+    assert not looks_like_password("Xq7mXq7")  # seven characters
+    assert looks_like_password("k8jq2mxv") and not looks_random("k8jq2mxv", min_len=9)  # random from 8 on
