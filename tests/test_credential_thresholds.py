@@ -349,3 +349,21 @@ def test_a_chosen_password_mixes_three_classes() -> None:
     assert not looks_like_password("xq7mxq7m")  # two classes
     assert not looks_like_password("Xq7mXq7")  # seven characters
     assert looks_like_password("k8jq2mxv") and not looks_random("k8jq2mxv", min_len=9)  # random from 8 on
+
+
+def test_what_reads_as_words() -> None:
+    """A run of three or more letters counts as a word when 65% of its letter pairs are common English ones."""
+    import re as regex
+
+    from wheypoint.model.credential_hand import _WORD_SRC, _wordy
+
+    words = regex.compile(_WORD_SRC)
+    assert _wordy("theXq7", words, 0.5)  # `the`: both pairs common, exactly half the value
+    assert not _wordy("thXq7z", words, 0.5)  # `th` is too short to count
+    assert _wordy("roamkfipazunsabwlsese", words, 1.0)  # 13 of 20 pairs common: exactly 65%
+    assert not _wordy("qlroqibalok", words, 0.5)  # 6 of 10: under 65%
+
+
+def test_a_token_named_in_prose_needs_twelve_random_characters() -> None:
+    assert _rules("the token is k8Jq2mXv9Lr4") == ["prose-secret"]
+    assert _rules("the token is k8Jq2mXv9Lr") == []
