@@ -367,3 +367,19 @@ def test_what_reads_as_words() -> None:
 def test_a_token_named_in_prose_needs_twelve_random_characters() -> None:
     assert _rules("the token is k8Jq2mXv9Lr4") == ["prose-secret"]
     assert _rules("the token is k8Jq2mXv9Lr") == []
+
+
+@pytest.mark.parametrize(
+    ("value", "random_looking"),
+    [
+        ("yDurcachelLjyWTEj2B8userco", False),  # under 32 characters: half in words is enough to be words
+        ("cachetokenvthevovxviDxotheoJixbu", True),  # 32: words must cover 65%
+        ("774w577ss412s145shdukudtuw1t5i7hkwi2uk5kdk1hu51d", True),  # lower case and digits: 36 symbols
+        ("-vbvhwbvwlwykkdbcpvxx-ywbxywdibk_cbilxlkywdwvx-c_v_vswl-bhllapky", True),  # lower case and others: 42
+        ("CPESSJJ631WSYTSYTS3E6HCTEHHDPS33S8HEYWTEDY3HHETW1WH31TJWHJE8SDSD", True),  # upper case and digits: 36
+    ],
+)
+def test_looks_random_at_its_edges(value: str, random_looking: bool) -> None:
+    """Values found by search right at an edge: the length where the word share changes, and the alphabet sizes
+    (26 per case, 10 digits, 16 others) that set the best entropy a value could reach."""
+    assert looks_random(value, min_len=12) is random_looking
