@@ -188,3 +188,16 @@ def test_a_token_that_is_the_whole_text_is_found_whole() -> None:
         if spans != [(0, len(value))]:
             missed.append((name, spans))
     assert missed == []
+
+
+@pytest.mark.parametrize(("newline_at", "found"), [(407, True), (408, False)])
+def test_a_rule_that_does_not_hold_its_keyword_looks_400_characters_around_it(newline_at: int, found: bool) -> None:
+    """Airtable's token does not contain its keyword: it is looked for on the lines within 400 characters of it.
+
+    `airtable` ends at 8, so the window reaches 408: a token on the line starting there is in it, one on the line
+    after a newline at 408 is not (docs/credentials.md, "Cost").
+    """
+    token = "pat" + "Ab3dE5gH7jK9mN" + "." + "0123456789abcdef" * 4
+    text = "airtable " + "x" * (newline_at - 9) + "\n" + token + " ok\n"
+    assert text[newline_at] == "\n"
+    assert ([h.rule for h in scan_text(text)] == ["airtable-personnal-access-token"]) is found
