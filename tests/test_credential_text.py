@@ -123,6 +123,10 @@ def test_the_fast_paths_miss_nothing_a_whole_text_search_finds(monkeypatch: pyte
     """
     rng = random.Random(20261201)
     samples = [text for name in FORMATS for form in ("prose", "assignment") for text, _ in texts(name, rng, form)]
+    # tokens glued to what precedes them: the plain search finds them inside the longer run and their checks say no
+    for name in ("discord-bot-token", "telegram-bot-token", "mailgun-api-key", "vault-token"):
+        value = FORMATS[name][0](rng)
+        samples += [f"id x{value} ok", f"id _{value} ok", f"id -{value} ok", f"id 7{value} ok", f"id é{value} ok"]
     filler = "for (i = 0; i < n; i++) self.client.get(key); // tokens: 12345678 s.t. sk is ok\n"
     joined = "".join(f"{text}\n{filler * rng.randint(0, 3)}" for text in samples)
     assert len(samples) > 400

@@ -383,3 +383,26 @@ def test_looks_random_at_its_edges(value: str, random_looking: bool) -> None:
     """Values found by search right at an edge: the length where the word share changes, and the alphabet sizes
     (26 per case, 10 digits, 16 others) that set the best entropy a value could reach."""
     assert looks_random(value, min_len=12) is random_looking
+
+
+@pytest.mark.parametrize(
+    ("group", "pattern", "text", "secret"),
+    [
+        (1, r"key=(\w+)", "a key=Zr7tQ2 b", "Zr7tQ2"),  # the rule's group
+        (2, r"(key)=(\w+)", "a key=Zr7tQ2 b", "Zr7tQ2"),
+        (0, r"key=(x)?(\w+)", "a key=Zr7tQ2 b", "Zr7tQ2"),  # the first group that matched something
+        (0, r"(key)=(\w+)", "a key=Zr7tQ2 b", "key"),
+        (0, r"key=\w+", "a key=Zr7tQ2 b", "key=Zr7tQ2"),  # no group: the whole match
+        (-1, r"(key)=(\w+)", "a key=Zr7tQ2 b", "key=Zr7tQ2"),  # the whole match, as told
+    ],
+)
+def test_the_secret_of_a_generated_rule_is_the_group_gitleaks_picks(group: int, pattern: str, text: str,
+                                                                     secret: str) -> None:  # fmt: skip
+    from wheypoint.model import credentials
+
+    rule = _generated_rule()
+    rule.group = group
+    m = re.search(pattern, text)
+    assert m is not None
+    start, end = credentials._gitleaks_span(rule, m)
+    assert text[start:end] == secret
