@@ -12,6 +12,7 @@ import pytest
 from credential_formats import FORMATS, texts
 from wheypoint.model import credential_text, credentials
 from wheypoint.model.characters import INVISIBLE
+from wheypoint.model.credential_text import WINDOW
 from wheypoint.model.credentials import CredentialHit, scan_text
 
 # One of each kind in characters.INVISIBLE that the scan's first list (soft hyphen, zero-width space, non-joiner,
@@ -205,3 +206,12 @@ def test_a_rule_that_does_not_hold_its_keyword_looks_400_characters_around_it(ne
     text = "airtable " + "x" * (newline_at - 9) + "\n" + token + " ok\n"
     assert text[newline_at] == "\n"
     assert ([h.rule for h in scan_text(text)] == ["airtable-personnal-access-token"]) is found
+
+
+def test_a_window_starts_at_the_start_of_its_first_line() -> None:
+    """The keyword sits 580 characters after the token, on the token's line: the window reaches back to that
+    line's first character, where the token starts (just after a newline, not at the text's start)."""
+    token = "pat" + "Ab3dE5gH7jK9mN" + "." + "0123456789abcdef" * 4
+    text = "a" * 50 + "\n" + token + " " + "b" * 500 + " airtable\n"
+    assert text.index("airtable") - text.index(token) > WINDOW
+    assert [(h.rule, h.start) for h in scan_text(text)] == [("airtable-personnal-access-token", 51)]
