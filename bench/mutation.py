@@ -82,6 +82,23 @@ DEFAULT_GROUPS = ("canonical", "kernel", "rules", "sqlite_store")
 # Mutants judged equivalent: no input a caller can give tells them from the original. Keyed by stable id.
 _BUSY_WAIT = "the busy wait 0.1% shorter or longer (about 15 s either way): no caller can tell the difference"
 _FOLD = "the WAL fold threshold moved by under 1%: only when a writer folds changes, never what is read"
+_SPEED = "a speed switch between two searches that find the same hits: "
+_WHOLE = (
+    "only a generated rule that is not anchored reads `whole`: none of those spans lines, and the two that start "
+    "with a literal hold their keyword in every match, so a window holds the match whole; "
+)
+_GENERIC = (
+    "every generic rule is anchored but url-password, whose match holds its needle `://` and stays on one line, "
+    "which its window holds whole"
+)
+_FALSY = "its callers read it as a condition, where None and False agree"
+_FLOAT_EDGE = (
+    "`>=` and `>` differ only when a value's entropy is exactly the threshold (2.48 bits, or 0.7 x log2 of the "
+    "alphabet or length), which no string's entropy is in practice"
+)
+_OFFSETS = "the block table only shortens the count of characters before a byte offset: "
+_WINDOW = "windows are widened to whole lines after merging: "
+
 EQUIVALENT: dict[str, str] = {
     "sqlite_store:<module>:const:818e68cf": _BUSY_WAIT,  # BUSY_TIMEOUT_MS = 15001
     "sqlite_store:_connect:const:8b6f0bc7": _BUSY_WAIT,  # timeout=BUSY_TIMEOUT_MS / 1001 (reader)
@@ -108,10 +125,79 @@ EQUIVALENT: dict[str, str] = {
     "rules:_field_name:const:77cd842e": "the last piece of a right split is the same whatever the number of splits",
     "sqlite_store:SqliteStore.close:cmp:1506c7aa": "a WAL is 32 bytes plus 4,120 per 4 KiB page, never exactly "
     "WAL_FOLD_BYTES (262,144) long, so `>` and `>=` fold the same WALs",
-    "credentials:<module>:const:526ec70a": "_FEW_SHAPES only picks the cheaper of two searches (at each word of a "
-    "shape, or the whole text), which find the same hits: 16 or 17 words changes the time, not the answer",
+    "credentials:<module>:const:526ec70a": _SPEED + "_CONFIRM at 128 KiB instead of 64 only moves where needles "
+    "suggested by a word stop being confirmed before their rules run",
     "credentials:_check_discord:return:cc88a478": "the check's one caller reads it as a condition (`and "
     "rule.check(m)`), where None and False agree",
+    # Where the credential scan looks is a choice between searches that find the same hits (a speed switch); the
+    # rest are forms no input can tell apart.  Each was read against the code; the reason says why.
+    "credentials:<module>:const:97509eeb": _SPEED + "_FEW_SHAPES picks between trying each 32-hex word and one "
+    "search of the whole text",
+    "credentials:present:cond:95ab9dea": _SPEED + "the same _FEW_SHAPES switch, negated",
+    "credentials:present:cmp:7a537e1e": _SPEED + "the same _FEW_SHAPES switch at 16 words",
+    "credentials:present:bool:6925fd9f": _SPEED + "more words are tried as 32-hex candidates; the rule's own pattern "
+    "still decides",
+    "credentials:<module>:const:06fb7d27": _SPEED + "_CONFIRM at 128 KiB instead of 64 (the other constant of the "
+    "same shift)",
+    "credentials:present:cond:d03f9181": _SPEED + "_CONFIRM negated: unconfirmed needles run rules that find nothing "
+    "more, and confirmed ones are the needles that occur",
+    "credentials:present:cmp:1582e782": _SPEED + "the same _CONFIRM switch at exactly 64 KiB",
+    "credentials:_Compiled.__init__:cmp:eaeda11a": _SPEED + "a needle with a three-character head is looked for "
+    "directly instead of among the words; both find the same needles",
+    "credentials:_Compiled.__init__:const:bbe11fd4": _SPEED + "the same head-length switch at four characters",
+    "credentials:_Compiled.__init__:bool:a312efaf": _SPEED + "the anchored hand rules searched in windows instead: "
+    "a window around each needle holds every match that starts at it",
+    "credentials:_scan:bool:12da3007": _SPEED + "rules tried where a match can start are searched over windows or "
+    "the whole text instead, which hold the same matches",
+    "credentials:_Compiled.__init__:bool:94dcfc3e": _WHOLE + "with `and`, no generated rule searches the whole text",
+    "credentials:_Compiled.__init__:const:6e7ebc9f": _WHOLE + "`src[:2].isalnum()` holds for the same rules",
+    "credentials:_Compiled.__init__:cmp:a731e5c2": _GENERIC,
+    "credentials:_Compiled.__init__:const:d271413c": _GENERIC + " (the mutant sets the flag on the rule before)",
+    "credentials:_Rule.__init__:const:27afe7a6": "only generated rules read `group`, and each sets it from its data",
+    "credentials:_Rule.__init__:const:28b12580": "every rule's `whole` is set after the rule is made",
+    "credentials:_check_jwt:return:0db5c89d": _FALSY,
+    "credentials:_check_auth_header:return:23e28abf": _FALSY,
+    "credentials:_check_auth_header:return:b0874320": _FALSY,
+    "credentials:_check_discord:return:a46e31d9": _FALSY,
+    "credentials:_check_telegram:return:664695f5": _FALSY,
+    "credentials:looks_like_password:return:1878d060": _FALSY,
+    "credentials:looks_random:return:adf12b3e": _FALSY,
+    "credentials:looks_random:return:0418ad4c": _FALSY,
+    "credentials:_check_discord:const:26fe7059": "the first piece of a split is the same whatever the number of splits",
+    "credentials:_check_discord:const:cd157b0c": "the decoder ignores extra padding, and the one length `% 5` pads "
+    "too little (25 characters) is not base64 with any padding",
+    "credentials:looks_random:cmp:9474e5a1": _FLOAT_EDGE,
+    "credentials:looks_random:cmp:482fc546": _FLOAT_EDGE,
+    "credentials:<module>:const:2c071c2c": _OFFSETS + "any block size maps offsets right",
+    "credentials:Haystack._char:cond:6c56c5bf": _OFFSETS + "with no blocks every offset is counted from the start",
+    "credentials:Haystack._char:append:b75275f4": _OFFSETS + "with one block every offset is counted from the start",
+    "credentials:Haystack._char:const:f46465f1": _OFFSETS + "stepping back two bytes still stops on a character's "
+    "first byte; the block is only shorter",
+    "credentials:Haystack._char:cmp:3a07916c": _OFFSETS + "the byte 0xC0 never occurs in UTF-8",
+    "credentials:Haystack._char:const:245a8929": _OFFSETS + "the byte 0xC0 never occurs in UTF-8",
+    "credentials:Haystack.positions:const:390cc48e": "no needle can occur again one character on: none is one "
+    "character repeated",
+    "credentials:Haystack.windows:const:b3d45b75": _WINDOW + "a window from 1 instead of 0 still starts at the first "
+    "line's start",
+    "credentials:Haystack.windows:cmp:7209339e": _WINDOW + "spans that only touch are merged by the line pass after",
+    "credentials:Haystack.windows:cmp:25da35dc": _WINDOW + "a window ending where the last one ends adds no line",
+    "credentials:Haystack.windows:cmp:39e7d102": _WINDOW + "looking for a newline from the text's end finds none: "
+    "the end stays the text's end",
+    "credentials:Haystack.windows:cmp:dbea711d": _WINDOW + "a newline found from a window's end is never at 0",
+    "credentials:Haystack.windows:const:51efaa4b": _WINDOW + "a newline found from a window's end is never at 0",
+    "credentials:Haystack.windows:cond:4994b3d5": _WINDOW + "a window from the text's start holds more, never less; "
+    "from 0 the line start is 0 either way",
+    "credentials:Haystack.windows:const:3bee32f9": _WINDOW + "differs only for a newline at 0, which moves the start "
+    "onto that empty line",
+    "credentials:Haystack.windows:cmp:7e1fecd5": _WINDOW + "a line start is never a newline's offset, so it never "
+    "equals a window's end",
+    "credentials:_shape_tools.kind:const:33baac1c": "bytes of no class become `!` instead of a space: neither is "
+    "one the shape searches look for",
+    "credentials:_token_shapes:const:47bda5c0": "looking three digits back instead of two: a longer run fails the "
+    "pattern's 8-10 digits, a shorter one gives the same start",
+    "credentials:_token_shapes:const:f9dd4401": "a run of 29 is tried inside a glued word, where the pattern or the "
+    "check says no, as the plain search would",
+    "credentials:see_through:const:3cceac2c": "the two lists zipped always have the same length",
 }
 # Mutants no test can see on Python < 3.12, where sqlite3 has no Connection.setconfig: `_checkpoint_on_close` is
 # then a no-op, and what decides its argument changes nothing. On 3.12+ they are run like any other (and

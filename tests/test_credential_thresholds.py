@@ -406,3 +406,10 @@ def test_the_secret_of_a_generated_rule_is_the_group_gitleaks_picks(group: int, 
     assert m is not None
     start, end = credentials._gitleaks_span(rule, m)
     assert text[start:end] == secret
+
+
+def test_a_telegram_token_right_after_another_number_and_colon() -> None:
+    # the first run (12345678:) is followed by a colon, not a token: the second, nine characters on, is one
+    body = "AAH" + "x7Kq2" * 6 + "Zp"
+    text = "ids 12345678:87654321:" + body + " ok"
+    assert [text[h.start : h.end] for h in scan_text(text)] == ["87654321:" + body]
