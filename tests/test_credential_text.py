@@ -215,3 +215,12 @@ def test_a_window_starts_at_the_start_of_its_first_line() -> None:
     text = "a" * 50 + "\n" + token + " " + "b" * 500 + " airtable\n"
     assert text.index("airtable") - text.index(token) > WINDOW
     assert [(h.rule, h.start) for h in scan_text(text)] == [("airtable-personnal-access-token", 51)]
+
+
+def test_windows_that_meet_on_one_line_keep_the_first_one_whole() -> None:
+    """Two mentions of the keyword 800 characters apart: the first window reaches the end of the long line the
+    second starts on, so the two merge, and the merged window still starts where the first one did."""
+    token = "pat" + "Ab3dE5gH7jK9mN" + "." + "0123456789abcdef" * 4
+    text = token + "\n" + "airtable " + "y " * 300 + "\n" + "z " * 100 + "airtable\n"
+    assert text.rindex("airtable") - text.index("airtable") > 2 * WINDOW
+    assert [(h.rule, h.start) for h in scan_text(text)] == [("airtable-personnal-access-token", 0)]
