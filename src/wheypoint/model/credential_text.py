@@ -226,8 +226,9 @@ def _token_shapes(haystack: Haystack, shapes: dict[str, list[int] | None]) -> No
     starts = []
     for dots in discord_middle.finditer(classes):
         run = classes[max(0, dots.start() - 28) : dots.start()]
-        if len(run) - len(run.rstrip(b"a0")) >= 24:
-            starts.append(dots.start() - (len(run) - len(run.rstrip(b"a0"))))
+        length = len(run) - len(run.rstrip(b"a0"))  # of the token characters just before the dot
+        if length >= 24:
+            starts.append(dots.start() - length)
     if starts:
         shapes[SHAPE_DISCORD] = haystack.chars(starts)
 

@@ -17,7 +17,7 @@ from itertools import islice
 from wheypoint.transcripts import model
 from wheypoint.transcripts.codex_turns import message_texts, read
 from wheypoint.transcripts.homes import codex_home
-from wheypoint.transcripts.lines import head_line, loads, read_jsonl
+from wheypoint.transcripts.lines import head_record, loads, read_jsonl
 from wheypoint.transcripts.model import ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -49,16 +49,10 @@ def _head(path: str) -> dict[str, Any] | None:
     """The decoded first record of a rollout, or None when it is not one."""
     try:
         with open(path, "rb") as handle:
-            line, _ = head_line(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
+            record, _ = head_record(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
     except (OSError, ValueError):
         return None
-    if not line:
-        return None
-    try:
-        record = loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(record, dict):
+    if record is None:
         return None
     payload = record.get("payload")
     if record.get("type") == "session_meta" and isinstance(payload, dict) and isinstance(payload.get("id"), str):

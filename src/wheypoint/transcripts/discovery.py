@@ -18,7 +18,7 @@ import os
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import READABLE_HARNESSES as HARNESSES
-from wheypoint.transcripts.lines import head_line
+from wheypoint.transcripts.lines import head_record
 from wheypoint.transcripts.model import SessionInfo, inside, plain_path
 
 TYPE_CHECKING = False
@@ -106,14 +106,13 @@ def _claude_may_follow(handle: BinaryIO, budget: int) -> bool:
 def _sniff(path: str) -> str | None:
     """The one harness whose reader alone may recognise this file, told from its head; None when unsure.
 
-    A SQLite database is OpenCode's. Otherwise the first record (lines.head_line: a byte-order mark, blank and
+    A SQLite database is OpenCode's. Otherwise the first record (lines.head_record: a byte-order mark, blank and
     a few damaged lines passed over) must be a whole JSON object within `_SNIFF_LINE` bytes, in a file not
     named `.json` (the single-document forms of Gemini CLI and OpenCode, which only a full parse tells apart),
-    and carry the keys of exactly one harness's
-    records. Each signature is wider than what its reader accepts from a first line, so the readers
-    whose signature is absent would decline the file (see each reader's `describe`): Codex wants a
-    `session_meta` record (or an older rollout's bare `{id, timestamp, instructions}` line), Gemini a
-    metadata record (`projectHash`) or a message record (`id` and a message type), Claude Code a
+    and carry the keys of exactly one harness's records. Each signature is wider than what its reader accepts
+    from a first line, so the readers whose signature is absent would decline the file (see each reader's
+    `describe`): Codex wants a `session_meta` record (or an older rollout's bare `{id, timestamp, instructions}`
+    line), Gemini a metadata record (`projectHash`) or a message record (`id` and a message type), Claude Code a
     typed record with a session, message or uuid key. Claude Code alone also looks at the records
     after the first, so a Codex or Gemini head is followed by a look for a Claude Code record.
     """
@@ -126,10 +125,9 @@ def _sniff(path: str) -> str | None:
             if os.path.splitext(path)[1] == ".json":
                 return None
             handle.seek(0)
-            line, _ = head_line(handle, _SNIFF_LINE)
-            if not line:
+            record, _ = head_record(handle, _SNIFF_LINE)
+            if record is None:
                 return None
-            record = json.loads(line)
             rtype = record.get("type")
             signatures = {
                 "claude-code": _claude_like(record),

@@ -20,7 +20,7 @@ import re
 
 from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
 from wheypoint.transcripts.homes import gemini_tmp
-from wheypoint.transcripts.lines import BOM, LoneSurrogate, escaped_surrogate, head_line, loads, unicode_clean
+from wheypoint.transcripts.lines import BOM, LoneSurrogate, escaped_surrogate, head_record, loads, unicode_clean
 from wheypoint.transcripts.model import PROMPT, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -276,7 +276,7 @@ def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | 
     messages: list[Any] = []
     read = 0
     with open(path, "rb") as handle:
-        _, start = head_line(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
+        _, start = head_record(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
         if start < 0:
             return None
         handle.seek(start)

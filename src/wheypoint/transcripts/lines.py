@@ -38,34 +38,35 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 HEAD_DAMAGE = 4
 
 
-def head_line(handle: BinaryIO, limit: int) -> tuple[bytes, int]:
-    """The first whole line of a JSONL head that holds a JSON object, and the offset it starts at.
+def head_record(handle: BinaryIO, limit: int) -> tuple[dict[str, Any] | None, int]:
+    """The first record of a JSONL head (a line holding a whole JSON object), decoded, and the offset it starts at.
 
     A UTF-8 byte-order mark, blank lines and up to HEAD_DAMAGE lines that are not a whole JSON object (cut or
-    garbled) are passed over, as the readers pass over such lines when reading. (b"", -1) when there is none so
-    soon, or a line is longer than `limit`. The line is returned without its mark.
+    garbled) are passed over, as the readers pass over such lines when reading. (None, -1) when there is none so
+    soon, or a line is longer than `limit`. The offset is past the mark.
     """
     offset = handle.tell()
     damaged = 0
     while damaged <= HEAD_DAMAGE:
         line = handle.readline(limit)
         if not line:
-            return b"", -1
+            return None, -1
         start, offset = offset, offset + len(line)
         if line.startswith(BOM):
             line, start = line[len(BOM) :], start + len(BOM)
         if not line.strip():
             continue
         if len(line) >= limit and not line.endswith(b"\n"):
-            return b"", -1  # a head is looked at within bounds: past an over-long line the caller cannot tell
+            return None, -1  # a head is looked at within bounds: past an over-long line the caller cannot tell
         if line.lstrip()[:1] == b"{":
             try:
-                if isinstance(loads(line), dict):
-                    return line, start
+                record = loads(line)
             except (ValueError, RecursionError):
-                pass
+                record = None
+            if isinstance(record, dict):
+                return record, start
         damaged += 1
-    return b"", -1
+    return None, -1
 
 
 class LoneSurrogate(UnicodeError):
