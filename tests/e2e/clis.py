@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for conftest's helpers
 
-from conftest import missing  # noqa: E402
+from conftest import missing
 
 # The versions the suite proves; docs/hooks.md's tables name the same.
 PINS = {
@@ -66,8 +66,8 @@ def installed(name: str) -> Path:
 
 def _install(npm: str, folder: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("npm_", "NPM_"))}
-    env.update(HOME=str(folder / "home"), npm_config_cache=str(folder / "npm-cache"), npm_config_update_notifier="false",
-               npm_config_fund="false", npm_config_audit="false")  # fmt: skip
+    env.update(HOME=str(folder / "home"), npm_config_cache=str(folder / "npm-cache"),
+               npm_config_update_notifier="false", npm_config_fund="false", npm_config_audit="false")  # fmt: skip
     (folder / "package.json").write_text('{"name": "wheypoint-e2e-clis", "private": true}\n', encoding="utf-8")
     specs = [f"{package}@{version}" for package, version in PINS.values()]
     try:
