@@ -1,0 +1,506 @@
+"""What the hooks choose: which work SessionStart hands over, which work a rescue continues, what it keeps, when Stop
+rescues, and what each call writes (store, hooks/<project>.json, hooks/hook.log) and prints.
+
+Every hook exits 0 whatever happens, so no test here stops at the exit code: each reads what the hook left behind.
+The hooks run as the harness runs them (`python -m wheypoint hook <Event> --harness <h>`, the payload on stdin) in
+a real git checkout, against a real SQLite store in a scratch WHEYPOINT_HOME, on Claude Code transcripts built
+line by line in the harness's own JSONL form (the reader's tests, test_transcripts_claude.py, pin that form).
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import HARNESS_VARIABLES, make_repo
+from wheypoint.hooks.events import DEFAULT_BUDGET, MAX_PAYLOAD, STOP_GROWTH
+from wheypoint.hooks.state import DELIVERED_KEPT, LOG_LIMIT
+from wheypoint.model.contract import MAX_LIST, MAX_MEAT_TEXT
+
+SID = "5e55a0b1-aaaa-4bbb-8ccc-0123456789ab"  # the session a test rescues: its work is session-claude-code-5e55a0b1
+OTHER = "0be7a9c2-dddd-4eee-8fff-ba9876543210"
+OLD = "2026-01-01T00:00:0{}.000Z"  # long before any checkpoint a test writes
+
+
+def stamp(seconds: float = 0) -> str:
+    """A transcript timestamp (milliseconds, UTC) `seconds` from now."""
+    moment = time.time() + seconds
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment * 1000) % 1000:03d}Z"
+
+
+def user(uuid: str, text: str, at: str | None, session: str = SID) -> dict[str, Any]:
+    line: dict[str, Any] = {"type": "user", "uuid": uuid, "sessionId": session, "userType": "external",
+                            "message": {"role": "user", "content": text}}  # fmt: skip
+    if at is not None:
+        line["timestamp"] = at
+    return line
+
+
+def assistant(uuid: str, text: str, at: str, session: str = SID) -> dict[str, Any]:
+    """An assistant message of one text block: its turn id is `m<uuid>#0`."""
+    content = [{"type": "text", "text": text}]
+    return {"type": "assistant", "uuid": uuid, "sessionId": session, "timestamp": at,
+            "message": {"id": f"m{uuid}", "role": "assistant", "content": content}}  # fmt: skip
+
+
+def padding(size: int) -> bytes:
+    """One JSONL line of exactly `size` bytes (newline included) that holds no turn: a summary line."""
+    empty = json.dumps({"type": "summary", "summary": "", "leafUuid": "pad"}) + "\n"
+    assert size >= len(empty)
+    return (json.dumps({"type": "summary", "summary": "x" * (size - len(empty)), "leafUuid": "pad"}) + "\n").encode()
+
+
+class Scene:
+    """A checkout (`shop`), a scratch store home, transcripts, and the hooks run on them as a harness runs them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.repo = make_repo(root / "shop")
+        self.home = root / "home"
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}  # fmt: skip
+        self.env.update(WHEYPOINT_HOME=str(self.home), HOME=str(root / "user"))
+
+    def transcript(self, lines: list[dict[str, Any]], session: str = SID) -> Path:
+        path = self.root / "transcripts" / f"{session}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for line in lines:
+            line.setdefault("cwd", str(self.repo))
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        return path
+
+    def append(self, path: Path, *lines: dict[str, Any]) -> None:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("".join(json.dumps({"cwd": str(self.repo), **line}) + "\n" for line in lines))
+
+    def payload(self, event: str, transcript: Path | None, session: str = SID, **fields: Any) -> dict[str, Any]:
+        base = {"session_id": session, "transcript_path": str(transcript) if transcript else None,
+                "cwd": str(self.repo), "hook_event_name": event, "permission_mode": "default"}  # fmt: skip
+        return {**base, **fields}
+
+    def raw(self, event: str, stdin: bytes, *args: str, cwd: Path | None = None,
+            harness: str = "claude-code") -> dict[str, Any]:  # fmt: skip
+        """The hook's one JSON document; the call must exit 0, print one line and write nothing to stderr."""
+        done = subprocess.run([sys.executable, "-m", "wheypoint", "hook", event, "--harness", harness, *args],
+                              input=stdin, cwd=cwd or self.repo, env=self.env, capture_output=True, timeout=60,
+                              check=False)  # fmt: skip
+        out = done.stdout.decode("utf-8")
+        assert done.returncode == 0 and done.stderr == b"" and out.count("\n") == 1, out + done.stderr.decode()
+        answer: dict[str, Any] = json.loads(out)
+        return answer
+
+    def fire(self, event: str, transcript: Path | None, *args: str, session: str = SID, cwd: Path | None = None,
+             harness: str = "claude-code", **fields: Any) -> dict[str, Any]:  # fmt: skip
+        stdin = json.dumps(self.payload(event, transcript, session, **fields)).encode()
+        return self.raw(event, stdin, *args, cwd=cwd, harness=harness)
+
+    def log(self) -> list[dict[str, Any]]:
+        path = self.home / "hooks" / "hook.log"
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+
+    def last(self) -> dict[str, Any]:
+        entries = self.log()
+        assert entries, "the hook logs every call"
+        return entries[-1]
+
+    def state(self, project: str = "shop") -> dict[str, Any]:
+        path = self.home / "hooks" / f"{project}.json"
+        found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        return found
+
+    def cli(self, *args: str) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "wheypoint", *args, "--format", "json"], cwd=self.repo,
+                              env=self.env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        reply: dict[str, Any] = json.loads(done.stdout)
+        return reply
+
+    def checkpoint(self, slug: str, transcript: Path | None = None) -> dict[str, Any]:
+        """A checkpoint an agent writes (in the transcript's session when one is named)."""
+        named = ("--transcript", str(transcript)) if transcript else ()
+        return self.cli("checkpoint", slug, "--orientation", f"{slug} goes on", "--next", "hold", "--notes", "n",
+                        *named)  # fmt: skip
+
+    def record(self, slug: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.cli("show", slug)["record"]
+        return found
+
+    def works(self) -> list[str]:
+        return sorted(w["slug"] for w in self.cli("list", "--project", "shop")["works"])
+
+
+OURS = f"session-claude-code-{SID[:8]}"
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> Scene:
+    return Scene(tmp_path)
+
+
+def kept(record: dict[str, Any]) -> dict[str, tuple[str, int, str]]:
+    """The record's meat by turn id: (type, weight, text)."""
+    return {m["turn"]: (m["type"], m["weight"], m["text"]) for m in record["meat"]}
+
+
+def context_work(answer: dict[str, Any]) -> str:
+    """The work id a context answer (Claude Code's format) hands over, read from the packet itself."""
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    packet: dict[str, Any] = json.loads(context.splitlines()[1])
+    return str(packet["work_id"])
+
+
+# ---- which work SessionStart hands over
+
+
+def test_sessionstart_hands_over_the_pending_work_even_when_another_is_newer(scene: Scene) -> None:
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    ours = scene.record(OURS)["work_id"]
+    assert scene.state()["pending"]["work_id"] == ours
+    newer = scene.checkpoint("aaa-newer-work")["work_id"]  # newest, and first by id in the same second
+    start = scene.fire("SessionStart", transcript, session=OTHER, source="compact")
+    assert context_work(start) == ours and "systemMessage" not in start
+    assert start["hookSpecificOutput"]["additionalContext"].rstrip().endswith(
+        f"--base {scene.record(OURS)['revision_id']} ...")  # fmt: skip
+    entry = scene.last()
+    assert entry["work_id"] == ours != newer and entry["event"] == "SessionStart" and entry["source"] == "compact"
+    assert entry["chars"] == len(start["hookSpecificOutput"]["additionalContext"])
+    assert f"claude-code:{OTHER}" in scene.state()["pending"]["delivered_to"]
+    # The next prompt of that session gets nothing more; a third session, which never had it, gets the pending one.
+    assert scene.fire("UserPromptSubmit", transcript, session=OTHER, prompt="go on") == {}
+    third = "third-session-0000"
+    prompt = scene.fire("UserPromptSubmit", transcript, session=third, prompt="go on")
+    assert context_work(prompt) == ours and scene.last()["work_id"] == ours
+    assert f"claude-code:{third}" in scene.state()["pending"]["delivered_to"]
+    assert scene.fire("UserPromptSubmit", transcript, session=third, prompt="and on") == {}
+    assert "work_id" not in scene.last()
+
+
+def test_sessionstart_with_nothing_pending_hands_over_the_projects_newest_work(scene: Scene) -> None:
+    scene.checkpoint("zzz-older-work")
+    newest = scene.checkpoint("aaa-newest-work")["work_id"]  # later, or first by id in the same second
+    assert "pending" not in scene.state()
+    start = scene.fire("SessionStart", None, source="startup")
+    assert context_work(start) == newest and scene.last()["work_id"] == newest
+    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_sessionstart_in_a_project_without_work_hands_over_nothing_and_makes_no_store(scene: Scene) -> None:
+    assert scene.fire("SessionStart", None, source="startup") == {}
+    entry = scene.last()
+    assert entry["skipped"] == "no work in this project yet" and "work_id" not in entry
+    assert not (scene.home / "store.sqlite3").exists()
+    # A store holding another project's work only: still nothing for this one.
+    elsewhere = make_repo(scene.root / "elsewhere")
+    done = subprocess.run([sys.executable, "-m", "wheypoint", "checkpoint", "theirs", "--orientation", "o", "--next",
+                           "hold", "--notes", "n"], cwd=elsewhere, env=scene.env, capture_output=True, timeout=60,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert scene.fire("SessionStart", None, source="startup") == {}
+    assert scene.last()["skipped"] == "no work in this project yet"
+
+
+# ---- which work a rescue continues
+
+
+def test_a_rescue_continues_the_work_its_own_session_wrote_last(scene: Scene) -> None:
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    other = scene.transcript([user("o1", "an unrelated prompt of another session", OLD.format(1), OTHER)], OTHER)
+    theirs = scene.checkpoint("aaa-their-work", other)  # newer, and first by id in the same second
+    scene.append(transcript, user("u2", "and keep them across restarts", stamp()))
+    answer = scene.fire("PreCompact", transcript, trigger="manual")
+    assert answer["systemMessage"] == f"wheypoint kept 1 turn(s) verbatim in {OURS} r2"
+    ours = scene.record(OURS)
+    assert ours["revision_number"] == 2 and list(kept(ours)) == ["u1", "u2"]
+    assert scene.record("aaa-their-work")["revision_id"] == theirs["revision_id"]
+    assert scene.state()["pending"]["work_id"] == ours["work_id"] and scene.state()["pending"]["trigger"] == "manual"
+
+
+def test_a_rescue_continues_the_agents_own_checkpoint_from_its_time_on(scene: Scene) -> None:
+    """The session's head is the agent's checkpoint: only turns from its second on are new, each kept once."""
+    transcript = scene.transcript([user("u1", "the first words, before the checkpoint", OLD.format(0)),
+                                   user("u2", "more words, before the checkpoint", OLD.format(5))])  # fmt: skip
+    head = scene.checkpoint("aaa-agent-work", transcript)
+    head_second = scene.record("aaa-agent-work")["updated_at"][:19]
+    moment = calendar.timegm(time.strptime(head_second, "%Y-%m-%dT%H:%M:%S"))
+    before = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment - 1))
+    scene.append(transcript, user("u3", "typed the second before it", before + ".999Z"),
+                 user("u4", "typed in the checkpoint's own second", head_second + ".000Z"),
+                 user("u5", "typed with no time at all", None),
+                 user("u6", "   ", stamp()))  # fmt: skip
+    answer = scene.fire("PreCompact", transcript, trigger="auto")
+    record = scene.record("aaa-agent-work")
+    assert record["revision_number"] == 2 and record["parent_revision_id"] == head["revision_id"]
+    assert {turn: text for turn, (_, _, text) in kept(record).items()} == {
+        "u4": "typed in the checkpoint's own second", "u5": "typed with no time at all"}  # fmt: skip
+    assert answer["systemMessage"] == "wheypoint kept 2 turn(s) verbatim in aaa-agent-work r2"
+    assert scene.works() == ["aaa-agent-work"]
+    pending = scene.state()["pending"]
+    assert pending["work_id"] == record["work_id"] and pending["revision_id"] == record["revision_id"]
+    # Nothing new since: no revision, but the agent's work is still the one pending and logged.
+    again = scene.fire("PreCompact", transcript, trigger="auto")
+    assert "systemMessage" not in again and scene.record("aaa-agent-work")["revision_number"] == 2
+    entry = scene.last()
+    assert (entry["work_id"], entry["revision"], entry["kept"]) == (record["work_id"], 2, 0)
+    assert "error" not in entry and "refused" not in entry
+
+
+def test_a_rescue_with_nothing_new_still_names_the_agents_work_for_the_next_session(scene: Scene) -> None:
+    transcript = scene.transcript([user("u1", "before the checkpoint", OLD.format(0))])
+    work = scene.checkpoint("aaa-agent-work", transcript)["work_id"]
+    other = scene.transcript([user("o1", "another session's prompt", OLD.format(1), OTHER)], OTHER)
+    scene.checkpoint("aab-newer-work", other)
+    scene.fire("PreCompact", transcript, trigger="auto")
+    entry = scene.last()
+    assert (entry["work_id"], entry["kept"]) == (work, 0) and scene.record("aaa-agent-work")["revision_number"] == 1
+    assert scene.state()["pending"]["work_id"] == work
+    assert context_work(scene.fire("SessionStart", None, session=OTHER, source="compact")) == work
+
+
+# ---- what a rescue keeps
+
+
+def test_a_rescue_keeps_typed_prompts_and_well_formed_trailers_each_once(scene: Scene) -> None:
+    lines = [user("u1", "keep the cart between visits", OLD.format(0)),
+             assistant("a1", "noted <!-- ckpt constraint w=3: never drop a cart -->", OLD.format(1)),
+             assistant("a2", "also <!-- ckpt learning w=1: carts live in redis -->", OLD.format(2)),
+             assistant("a3", "and <!-- ckpt pivot: carts move to postgres -->", OLD.format(3)),
+             assistant("a4", "bad <!-- ckpt rejected w=7: a weight out of range -->", OLD.format(4)),
+             assistant("a5", "odd <!-- ckpt banana: a type that does not exist -->", OLD.format(5)),
+             assistant("a6", "plain words, no trailer", OLD.format(6))]  # fmt: skip
+    transcript = scene.transcript(lines)
+    answer = scene.fire("PreCompact", transcript, trigger="auto")
+    assert answer == {"systemMessage": f"wheypoint kept 4 turn(s) verbatim in {OURS} r1"}
+    record = scene.record(OURS)
+    assert kept(record) == {
+        "u1": ("thread", 1, "keep the cart between visits"),
+        "ma1#0": ("constraint", 3, "noted <!-- ckpt constraint w=3: never drop a cart -->"),
+        "ma2#0": ("learning", 1, "also <!-- ckpt learning w=1: carts live in redis -->"),
+        "ma3#0": ("pivot", 2, "and <!-- ckpt pivot: carts move to postgres -->"),
+    }
+    assert record["session"] == {"harness": "claude-code", "id": SID} and record["next"] == {"move": "hold"}
+    assert (scene.repo / ".cheese" / "notes" / f"{OURS}.md").exists()
+    entry = scene.last()
+    assert (entry["kept"], entry["revision"], entry["skipped"]) == (4, 1, [])
+    # Again with nothing new: the marked turns (which carry no time filter) are not kept twice.
+    again = scene.fire("PreCompact", transcript, trigger="auto")
+    assert again == {} and scene.record(OURS)["revision_number"] == 1
+    entry = scene.last()
+    assert (entry["kept"], entry["revision"], entry["work_id"]) == (0, 1, record["work_id"])
+    assert "error" not in entry and "refused" not in entry
+    # A new prompt and a new marked turn: only those two in the next revision.
+    scene.append(transcript, user("u2", "and show the cart's total", stamp()),
+                 assistant("a7", "ok <!-- ckpt thread w=2: the total is shown -->", stamp()))  # fmt: skip
+    third = scene.fire("PreCompact", transcript, trigger="auto")
+    assert third["systemMessage"] == f"wheypoint kept 2 turn(s) verbatim in {OURS} r2"
+    added = {m["turn"] for m in scene.record(OURS)["meat"] if m["added_in"] == 2}
+    assert added == {"u2", "ma7#0"}
+
+
+def test_a_turn_too_long_or_holding_a_credential_is_left_in_the_transcript_and_named(scene: Scene) -> None:
+    token = "ghp_" + "R8vQ2mZt7LpXc4Nw" * 2 + "K9sD"
+    lines = [user("u1", "x" * MAX_MEAT_TEXT, OLD.format(0)), user("u2", "y" * (MAX_MEAT_TEXT + 1), OLD.format(1)),
+             user("u3", f"use the token {token} to push", OLD.format(2)),
+             user("u4", "a plain prompt", OLD.format(3))]  # fmt: skip
+    answer = scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
+    message = answer["systemMessage"]
+    assert message.startswith(f"wheypoint kept 2 turn(s) verbatim in {OURS} r1; left in the transcript: ")
+    assert f"u2: {MAX_MEAT_TEXT + 1} characters, over the {MAX_MEAT_TEXT} a record keeps" in message
+    assert "u3: holds what looks like a credential" in message and token not in message
+    assert set(kept(scene.record(OURS))) == {"u1", "u4"}
+    entry = scene.last()
+    assert entry["kept"] == 2 and [s.split(":")[0] for s in entry["skipped"]] == ["u2", "u3"]
+    assert token not in (scene.home / "hooks" / "hook.log").read_text(encoding="utf-8")
+
+
+def test_a_turn_the_rescue_cannot_keep_is_named_even_when_nothing_else_is_new(scene: Scene) -> None:
+    transcript = scene.transcript([user("u1", "a plain prompt", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    scene.append(transcript, user("u2", "z" * (MAX_MEAT_TEXT + 1), stamp()))
+    answer = scene.fire("PreCompact", transcript, trigger="auto")
+    assert answer["systemMessage"] == (f"wheypoint; left in the transcript: u2: {MAX_MEAT_TEXT + 1} characters, "
+                                       f"over the {MAX_MEAT_TEXT} a record keeps")  # fmt: skip
+    assert scene.record(OURS)["revision_number"] == 1
+
+
+def test_more_turns_than_a_list_holds_are_kept_over_several_revisions(scene: Scene) -> None:
+    lines = [user(f"u{n:03d}", f"prompt number {n}", OLD.format(0)) for n in range(MAX_LIST + 1)]
+    answer = scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
+    assert answer["systemMessage"] == f"wheypoint kept {MAX_LIST + 1} turn(s) verbatim in {OURS} r2"
+    record = scene.record(OURS)
+    assert len(record["meat"]) == MAX_LIST + 1 and record["revision_number"] == 2
+    assert sorted(m["added_in"] for m in record["meat"]).count(1) == MAX_LIST
+    assert scene.state()["pending"]["revision_id"] == record["revision_id"]
+
+
+def test_a_session_id_with_a_type_prefix_names_its_work_by_what_follows(scene: Scene) -> None:
+    session = "ses_Q7x9K2m4P8r1"
+    transcript = scene.transcript([user("u1", "a prompt", OLD.format(0), session)], session)
+    scene.fire("PreCompact", transcript, session=session, trigger="auto")
+    assert scene.works() == ["session-claude-code-q7x9k2m4"]
+
+
+# ---- the Stop growth gate
+
+
+@pytest.mark.parametrize("size", [STOP_GROWTH - 1, STOP_GROWTH])
+def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: Scene, size: int) -> None:
+    transcript = scene.transcript([user("u1", "a prompt typed before the stop", OLD.format(0))])
+    with transcript.open("ab") as handle:
+        handle.write(padding(size - transcript.stat().st_size))
+    assert transcript.stat().st_size == size
+    assert scene.fire("Stop", transcript, stop_hook_active=False) == {}  # Stop is quiet: its news goes to the log
+    entry = scene.last()
+    if size < STOP_GROWTH:
+        assert entry["skipped"] == "transcript grew too little since the last rescue"
+        assert not (scene.home / "store.sqlite3").exists()
+        return
+    assert entry["skipped"] == [] and entry["kept"] == 1 and entry["message"].startswith("wheypoint kept 1 turn(s)")
+    assert list(kept(scene.record(OURS))) == ["u1"]
+    assert scene.state()["sessions"][f"claude-code:{SID}"]["size"] == size
+    assert scene.state()["pending"]["trigger"] == "stop"
+    # Grown by one byte short of STOP_GROWTH since: skipped; a line more: rescued again.
+    line = json.dumps({"cwd": str(scene.repo), **user("u2", "a prompt typed after", stamp())}) + "\n"
+    with transcript.open("ab") as handle:
+        handle.write(line.encode() + padding(STOP_GROWTH - 1 - len(line.encode())))
+    assert scene.fire("Stop", transcript) == {}
+    assert scene.last()["skipped"] == "transcript grew too little since the last rescue"
+    assert scene.fire("Stop", transcript, stop_hook_active=True) == {}
+    assert set(scene.last()) == {"at", "event", "harness", "ms"}  # a Stop hook already made the agent go on
+    scene.append(transcript, user("u3", "one more", stamp()))
+    assert scene.fire("Stop", transcript) == {}
+    assert scene.last()["kept"] == 2 and list(kept(scene.record(OURS))) == ["u1", "u2", "u3"]
+
+
+# ---- what run_hook reads from the payload and the command line
+
+
+def test_the_payloads_cwd_names_the_project_and_a_cwd_that_is_no_folder_is_ignored(scene: Scene) -> None:
+    elsewhere = scene.root / "elsewhere"
+    elsewhere.mkdir()
+    transcript = scene.transcript([user("u1", "a prompt", OLD.format(0))])
+    scene.fire("PreCompact", transcript, cwd=elsewhere, trigger="auto")  # the hook runs outside, the payload says shop
+    assert scene.record(OURS)["project_key"] == "shop" and scene.state()["pending"]["slug"] == OURS
+    assert not (scene.home / "hooks" / "elsewhere.json").exists()
+    assert (scene.repo / ".cheese" / "notes" / f"{OURS}.md").exists()
+    # A cwd that is not a folder: the hook's own folder (here the checkout) counts.
+    gone = str(scene.root / "gone" / "nowhere")
+    payload = {**scene.payload("SessionStart", None, OTHER, source="startup"), "cwd": gone}
+    start = scene.raw("SessionStart", json.dumps(payload).encode(), cwd=scene.repo)
+    assert context_work(start) == scene.record(OURS)["work_id"]
+    assert not (scene.home / "hooks" / "nowhere.json").exists()
+    assert f"claude-code:{OTHER}" in scene.state()["pending"]["delivered_to"]
+
+
+def test_budget_bounds_the_packet_and_a_bad_one_is_named(scene: Scene) -> None:
+    lines = [user(f"u{n}", f"prompt {n}: " + "words " * 150, OLD.format(0)) for n in range(20)]
+    scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
+    full = scene.fire("SessionStart", None, session=OTHER, source="startup")
+    text = full["hookSpecificOutput"]["additionalContext"]
+    assert 2000 < len(text) <= DEFAULT_BUDGET and "systemMessage" not in full
+    small = scene.fire("SessionStart", None, "--budget", "2000", session=OTHER, source="startup")
+    assert "systemMessage" not in small, small
+    assert len(small["hookSpecificOutput"]["additionalContext"]) <= 2000
+    entry = scene.last()
+    assert entry["chars"] <= 2000 and "error" not in entry and "refused" not in entry
+    for bad in ("0", "many"):
+        refused = scene.fire("SessionStart", None, "--budget", bad, session=OTHER, source="startup")
+        assert refused == {"systemMessage": "wheypoint SessionStart: usage: --budget takes a positive number of "
+                           "characters"}  # fmt: skip
+        assert scene.last()["refused"] == "usage"
+    tight = scene.fire("SessionStart", None, "--budget", "150", session=OTHER, source="startup")
+    assert tight["systemMessage"].startswith("wheypoint SessionStart: budget-too-small")
+    assert "hookSpecificOutput" not in tight and scene.last()["refused"] == "budget-too-small"
+    # On a quiet event the same refusal goes to the log only.
+    third = "third-session-0000"
+    assert scene.fire("UserPromptSubmit", None, "--budget", "0", session=third, prompt="hi") == {}
+    entry = scene.last()
+    assert entry["refused"] == "usage" and entry["message"].startswith("wheypoint UserPromptSubmit: usage:")
+
+
+def test_opencode_gets_its_own_shape_and_other_harnesses_get_context_only_at_context_events(scene: Scene) -> None:
+    scene.checkpoint("aaa-work")
+    answer = scene.fire("SessionStart", None, harness="opencode", source="startup")
+    assert set(answer) == {"context", "message"} and answer["message"] == ""
+    assert json.loads(answer["context"].splitlines()[1])["slug"] == "aaa-work"
+    refused = scene.fire("SessionStart", None, "--budget", "0", harness="opencode")
+    assert refused == {"context": "", "message": "wheypoint SessionStart: usage: --budget takes a positive number "
+                       "of characters"}  # fmt: skip
+
+
+def test_refusals_are_printed_and_logged_with_the_event_and_harness_named(scene: Scene) -> None:
+    assert scene.raw("Nonesuch", b"{}")["systemMessage"].startswith("wheypoint hook: unknown-event: no hook event")
+    entry = scene.last()
+    assert entry["refused"] == "unknown-event" and entry["event"] == "Nonesuch" and entry["harness"] == "claude-code"
+    answer = scene.raw("SessionStart", b"{}", harness="vim")
+    assert answer["systemMessage"].startswith("wheypoint SessionStart: unknown-harness")
+    assert scene.last()["refused"] == "unknown-harness" and scene.last()["harness"] == "vim"
+    for stdin, why in ((b"not json", "is not JSON"), (b"[1]", "is a JSON object"),
+                       (b'{"cwd": "\\ud800"}', "lone surrogate")):  # fmt: skip
+        answer = scene.raw("SessionStart", stdin)
+        assert answer["systemMessage"].startswith("wheypoint SessionStart: invalid-hook-payload") and why in str(answer)
+        assert scene.last()["refused"] == "invalid-hook-payload"
+
+
+@pytest.mark.parametrize("size", [MAX_PAYLOAD, MAX_PAYLOAD + 1])
+def test_a_payload_up_to_max_payload_bytes_is_read(scene: Scene, size: int) -> None:
+    body = json.dumps({"session_id": OTHER, "cwd": str(scene.repo), "hook_event_name": "SessionStart"})
+    stdin = body[:-1].encode() + b" " * (size - len(body)) + b"}"
+    assert len(stdin) == size
+    answer = scene.raw("SessionStart", stdin)
+    entry = scene.last()
+    if size <= MAX_PAYLOAD:
+        assert answer == {} and entry["skipped"] == "no work in this project yet"
+    else:
+        assert answer["systemMessage"] == (f"wheypoint SessionStart: invalid-hook-payload: the hook's payload is "
+                                           f"over {MAX_PAYLOAD} bytes")  # fmt: skip
+        assert entry["refused"] == "invalid-hook-payload"
+
+
+# ---- what the hooks remember (hooks/state.py)
+
+
+def test_each_hook_call_notes_its_session_as_live_and_a_payload_without_one_notes_none(scene: Scene) -> None:
+    before = int(time.time())
+    scene.fire("UserPromptSubmit", None, prompt="hi")
+    seen = scene.state()["sessions"][f"claude-code:{SID}"]["seen"]
+    assert isinstance(seen, int) and before <= seen <= time.time()
+    scene.raw("UserPromptSubmit", json.dumps({"cwd": str(scene.repo), "prompt": "hi"}).encode())
+    assert list(scene.state()["sessions"]) == [f"claude-code:{SID}"]
+
+
+def test_the_pending_packet_remembers_the_last_sessions_it_went_to(scene: Scene) -> None:
+    transcript = scene.transcript([user("u1", "a prompt", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    state = scene.state()
+    state["pending"]["delivered_to"] = [f"claude-code:s{n}" for n in range(DELIVERED_KEPT)]
+    (scene.home / "hooks" / "shop.json").write_text(json.dumps(state), encoding="utf-8")
+    scene.fire("SessionStart", None, session="s-new", source="startup")
+    delivered = scene.state()["pending"]["delivered_to"]
+    assert len(delivered) == DELIVERED_KEPT and delivered[-1] == "claude-code:s-new" and delivered[0].endswith("s1")
+    scene.fire("SessionStart", None, session="s5", source="startup")  # had it already: moved to the end, not twice
+    delivered = scene.state()["pending"]["delivered_to"]
+    assert delivered.count("claude-code:s5") == 1 and delivered[-1] == "claude-code:s5"
+
+
+@pytest.mark.parametrize("size", [LOG_LIMIT, LOG_LIMIT + 1])
+def test_the_hook_log_is_moved_aside_once_past_its_limit(scene: Scene, size: int) -> None:
+    log = scene.home / "hooks" / "hook.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"#" * (size - 1) + b"\n")
+    scene.fire("SessionStart", None, source="startup")
+    lines = log.read_text(encoding="utf-8").splitlines()
+    if size <= LOG_LIMIT:
+        assert len(lines) == 2 and not log.with_name("hook.log.1").exists()
+    else:
+        assert len(lines) == 1 and json.loads(lines[0])["event"] == "SessionStart"
+        assert log.with_name("hook.log.1").stat().st_size == size
