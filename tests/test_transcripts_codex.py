@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import shared_path
+from conftest import Runner, shared_path
 from wheypoint.transcripts import codex, model
 from wheypoint.transcripts.lines import MAX_LINE_BYTES
 from wheypoint.transcripts.model import ReadStats, Turn
@@ -177,6 +177,115 @@ def test_echo_with_image_parts_is_dropped() -> None:
 def test_file_ending_on_a_prompt() -> None:
     turns, _ = read(corpus(R1247))  # its last line (837) is a user_message whose task never finished
     assert (turns[-1].id, turns[-1].kind) == ("837", "prompt")
+
+
+# Codex 0.171: prompts are role-user messages whose provenance says "user", mirrored by item_completed events
+
+RECORDED = "codex-0.171.0-mock.jsonl"
+P1 = "Please add a small retry helper for the payments client."
+P2 = "remember: never retry a POST without an idempotency key \u2014 the gateway double-charges otherwise."
+P3 = 'Also: cap the backoff at 30 s ("full jitter" for now).\nSecond line with `code` and \u00fcn\u00efc\u00f6d\u00e9.'
+P4 = "After the compaction: what should I keep in mind?"
+
+
+def test_codex_0_171_prompts_are_read_once_each() -> None:
+    turns, stats = read(shared_path("corpus", "recorded", RECORDED))
+    prompts = [(t.id, t.text) for t in turns if t.kind in model.USER_KINDS]
+    assert prompts == [("8", P1), ("18", P2), ("28", P3), ("47", P4)]  # the response items; their mirrors dropped
+    assert dict(Counter(t.kind for t in turns)) == {"meta": 3, "prompt": 4, "assistant": 4, "compaction_summary": 1}
+    # 4 UserMessage and 4 AgentMessage mirrors, the ContextCompaction item, the summary the compaction asked for
+    assert stats.duplicates == 10 and not stats.unknown
+    assert (stats.malformed, stats.invalid_utf8, stats.oversized, stats.truncated_tail) == (0, 0, 0, False)
+
+
+def test_codex_0_171_context_and_compaction() -> None:
+    turns = by_id(shared_path("corpus", "recorded", RECORDED))
+    assert turns["3#0"].kind == turns["3#1"].kind == "meta"  # developer: skills, permissions
+    assert turns["4"].kind == "meta" and turns["4"].text.startswith("<environment_context>")  # provenance harness
+    summary = turns["41"]
+    assert summary.kind == "compaction_summary"
+    assert summary.text.endswith("<state_snapshot>MOCK-SUMMARY</state_snapshot>")
+    assert "38" not in turns  # the model's answer to the compaction request, held by the compacted record
+    info = codex.describe(shared_path("corpus", "recorded", RECORDED))
+    assert info is not None and info.first_prompt == P1 and info.cwd == "/home/dev/e2e/codex/repo"
+
+
+def provenance_item(stamp: str, parts: list[tuple[str, str]], **extra: Any) -> dict[str, Any]:
+    """A 0.171 role-user message: each part's text and who wrote it (provenance type)."""
+    content = [{"type": "input_text", "text": text} for text, _ in parts]
+    passthrough = {"turn_id": "t", "content_item_metadata": [{"provenance": {"type": who}} for _, who in parts]}
+    payload = {"type": "message", "role": "user", "content": content, **extra}
+    return line(stamp, "response_item", {**payload, "internal_chat_message_metadata_passthrough": passthrough})
+
+
+def user_message_item(stamp: str, *texts: str) -> dict[str, Any]:
+    content = [{"type": "text", "text": text, "text_elements": []} for text in texts]
+    return line(stamp, "event_msg", {"type": "item_completed", "thread_id": "x", "turn_id": "t",
+                                     "item": {"type": "UserMessage", "id": "u", "content": content}})  # fmt: skip
+
+
+def task(stamp: str, etype: str) -> dict[str, Any]:
+    return line(stamp, "event_msg", {"type": etype, "turn_id": "t"})
+
+
+def test_provenance_decides_prompt_or_context(tmp_path: Path) -> None:
+    hook = "wheypoint: the handoff of work, plain text a SessionStart hook added"
+    path = write_lines(tmp_path / "r.jsonl", [
+        meta(), task(T.format(1), "task_started"),
+        provenance_item(T.format(1), [(hook, "harness")]),
+        provenance_item(T.format(1), [("# AGENTS.md instructions for /w\n\nbe kind", "agents_md")]),
+        provenance_item(T.format(2), [("typed words", "user")]), user_message_item(T.format(2), "typed words"),
+        provenance_item(T.format(3), [("<image>", "user"), ("look at this", "user"), ("[skill body]", "skills")]),
+        user_message_item(T.format(3), "look at this"), task(T.format(4), "task_complete"),
+        provenance_item(T.format(5), [("!ls".replace("!", "<user_shell_command>\n") + "\n</user_shell_command>",
+                                       "user")]),
+    ])  # fmt: skip
+    turns, stats = read(path)
+    assert [(t.id, t.kind) for t in turns] == [
+        ("3", "meta"), ("4", "meta"), ("5", "prompt"), ("7#0", "queued_prompt"), ("7#1", "queued_prompt"),
+        ("7#2", "meta"), ("10", "shell_input")]  # fmt: skip
+    assert stats.duplicates == 2 and not stats.unknown
+
+
+def test_mirror_first_then_response_item(tmp_path: Path) -> None:
+    # Whichever of the two comes second is the duplicate; an item_completed alone is the prompt.
+    path = write_lines(tmp_path / "r.jsonl", [
+        meta(), user_message_item(T.format(1), "first"), provenance_item(T.format(1), [("first", "user")]),
+        user_message_item(T.format(2), "only the event"),
+        user_item(T.format(3), "claimed"), user_message_item(T.format(3), "claimed"),
+    ])  # fmt: skip
+    turns, stats = read(path)
+    assert [(t.id, t.kind, t.text) for t in turns] == [
+        ("2", "prompt", "first"), ("4", "prompt", "only the event"), ("6", "prompt", "claimed")]  # fmt: skip
+    assert stats.duplicates == 2
+
+
+def test_provenance_lists_that_do_not_match_the_parts(tmp_path: Path) -> None:
+    one_for_all = provenance_item(T.format(1), [("a", "user")])
+    one_for_all["payload"]["content"].append({"type": "input_text", "text": "b"})
+    disagreeing = provenance_item(T.format(2), [("c", "user"), ("d", "harness")])
+    disagreeing["payload"]["content"].pop()
+    no_type = provenance_item(T.format(3), [("e", "user")])
+    no_type["payload"]["internal_chat_message_metadata_passthrough"]["content_item_metadata"] = [{"provenance": {}}]
+    path = write_lines(tmp_path / "r.jsonl", [meta(), one_for_all, disagreeing, no_type])
+    assert [(t.id, t.kind) for t in read(path)[0]] == [("2#0", "prompt"), ("2#1", "prompt"), ("3", "meta"),
+                                                       ("4", "meta")]  # fmt: skip
+
+
+def test_new_record_types_are_known(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "r.jsonl", [
+        meta(), line(T.format(1), "world_state", {"full": True, "state": {}}),
+        line(T.format(1), "token_usage_record", {"usage": {"input_tokens": 1}}),
+        line(T.format(1), "event_msg", {"type": "thread_settings_applied", "thread_settings": {}}),
+        line(T.format(1), "event_msg", {"type": "hook_started", "run": {}}),
+        line(T.format(1), "dynamic_tools_updated", {"tools": []}),
+        line(T.format(1), "event_msg", {"type": "item_completed", "item": {"type": "FileChange", "id": "f"}}),
+    ])  # fmt: skip
+    turns, stats = read(path)
+    assert turns == [] and not stats.unknown  # json.dumps spaces its records: decoded, not peeked at
+    assert stats.skipped == Counter({"world_state": 1, "token_usage_record": 1, "event_msg:thread_settings_applied": 1,
+                                     "event_msg:hook_started": 1, "dynamic_tools_updated": 1,
+                                     "event_msg:item_completed": 1})  # fmt: skip
 
 
 # Rules the corpus has no line for: minimal records
@@ -574,3 +683,18 @@ def test_last_activity_past_a_long_tail(tmp_path: Path) -> None:
     info = codex.describe(path)
     assert info is not None and info.first_prompt == "hi"
     assert info.last_activity is not None and info.last_activity.endswith("Z")  # the file's mtime, in UTC
+
+
+def test_checkpoint_quotes_a_codex_0_171_prompt(wp: Runner, tmp_path: Path) -> None:
+    recorded = shared_path("corpus", "recorded", RECORDED)
+    reply = wp(
+        "checkpoint", "payments-retry", "--orientation", "A retry helper for the payments client.", "--next", "hold",
+        "--directive", "Never retry a POST without an idempotency key.", "--quote", P2[len("remember: ") :],
+        "--meat", "28", "--type", "constraint", "--transcript", str(recorded), "--format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert reply.code == 0, reply.stdout  # was refused quote-not-found: every 0.171 prompt read as meta
+    record = wp("show", "payments-retry", "--format", "json", cwd=tmp_path).json["record"]
+    directive = next(e for e in record["entries"] if e["kind"] == "directive")
+    assert directive["quote_turn"] == "18"
+    [meat] = record["meat"]
+    assert (meat["text"], meat["kind"], meat["harness"]) == (P3, "prompt", "codex")

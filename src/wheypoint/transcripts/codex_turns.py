@@ -1,11 +1,15 @@
 """How Codex rollout records become turns: prompts and their echoes, injected context, tools, forks' replays.
 
-What the person typed is the `event_msg` `user_message`; Codex also writes the same words as a
-`response_item` message of role user just before (or after) it. That echo is dropped and counted as a
-duplicate, so a prompt appears once. A role-user message that no event confirms is injected context
+Up to about 0.170, what the person typed is the `event_msg` `user_message`; Codex also writes the same
+words as a `response_item` message of role user just before (or after) it. That echo is dropped and counted
+as a duplicate, so a prompt appears once. A role-user message that no event confirms is injected context
 (environment, AGENTS.md, skills, aborted-turn notes) and reads as `meta`, except `!` shell commands,
-which Codex stores as `<user_shell_command>` blocks. The `agent_message` and `agent_reasoning` events
-mirror response items and are counted as duplicates rather than yielded twice.
+which Codex stores as `<user_shell_command>` blocks. From 0.171 there is no `user_message`: each content
+part of a role-user message says who wrote it (`content_item_metadata[].provenance.type`, "user" for typed
+words, "harness", "skills", "agents_md"... for context), and an `item_completed` event with a `UserMessage`
+item mirrors the prompt; whichever of the two comes second is the duplicate. The `agent_message` and
+`agent_reasoning` events (and the `item_completed` agent, reasoning and compaction items) mirror other
+records and are counted as duplicates rather than yielded twice.
 
 A forked or subagent rollout starts with a copy of its parent's history, re-stamped in one burst at
 the fork instant and opened by the parent's own session_meta. That copy is skipped and counted as
@@ -54,8 +58,15 @@ _SKIPPED_EVENTS = frozenset({
     "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin",
     "web_search_end", "view_image_tool_call", "plan_update", "turn_diff", "background_event",
     "item_started", "item_completed", "agent_reasoning_section_break",
+    # 0.171 (named in its binary's event enum): settings, hook runs, MCP start-up, queue and goal changes
+    "thread_settings_applied", "hook_started", "hook_completed", "mcp_startup_update", "mcp_startup_complete",
+    "thread_goal_updated", "thread_queue_changed", "environment_connected", "environment_disconnected",
+    "patch_apply_updated", "exec_command_output_delta", "terminal_interaction", "deprecation_notice",
+    "model_reroute", "shutdown_complete",
 })  # fmt: skip
 _MIRROR_EVENTS = frozenset({"agent_message", "agent_reasoning", "agent_reasoning_raw_content"})
+# `item_completed` items that repeat a record of their own: the assistant's message, its reasoning, the compaction.
+_MIRROR_ITEMS = frozenset({"AgentMessage", "Reasoning", "ContextCompaction"})
 _SYSTEM_EVENTS = frozenset({"error", "warning", "stream_error"})
 # Response item types that older rollouts write bare, without the {timestamp, type, payload} wrapper.
 _LEGACY_ITEMS = frozenset({
@@ -63,10 +74,16 @@ _LEGACY_ITEMS = frozenset({
     "local_shell_call", "web_search_call", "ghost_snapshot",
 })  # fmt: skip
 _WRAPPED = frozenset({"response_item", "event_msg", "compacted", "turn_context", "session_meta"})
+# Wrapped records of 0.171 that carry state, never a turn (its binary's rollout item names).
+_STATE_RECORDS = frozenset({
+    "world_state", "token_usage_record", "dynamic_tools_updated", "security_risk_score", "id_allocation",
+    "realtime_item", "inter_agent_communication_metadata",
+})  # fmt: skip
 # Lines that never hold a turn, known by their opening bytes (Codex writes timestamp, type, payload in
 # that order); group 1 is set for the event mirrors of response items, which count as duplicates.
 _BOOKKEEPING = (  # compiled by `_read` (once, through the `re` cache), not by every command's start-up
-    rb'"type":"(?:turn_context"|event_msg","payload":\{"type":"(?:token_count"|(agent_message|agent_reasoning)"))'
+    rb'"type":"(?:turn_context"|world_state"|token_usage_record"|event_msg","payload":\{"type":"'
+    rb'(?:token_count"|thread_settings_applied"|(agent_message|agent_reasoning)"))'
 )
 _PEEK_BYTES = 160
 _SKIPPED_ITEMS = frozenset({"ghost_snapshot", "compaction", "other"})
@@ -115,6 +132,48 @@ def message_texts(content: Any) -> list[str]:
             if isinstance(text, str):
                 texts.append(text)
     return texts
+
+
+def _origins(payload: dict[str, Any]) -> list[str | None] | None:
+    """Who wrote each content part of a message (0.171's `provenance.type`), or None when it does not say."""
+    carrier = payload.get("internal_chat_message_metadata_passthrough")
+    metadata = carrier.get("content_item_metadata") if type(carrier) is dict else payload.get("content_item_metadata")
+    if type(metadata) is not list or not metadata:
+        return None
+    origins: list[str | None] = []
+    for entry in metadata:
+        provenance = entry.get("provenance") if type(entry) is dict else None
+        origin = provenance.get("type") if type(provenance) is dict else provenance
+        origins.append(origin if type(origin) is str else None)
+    return origins if any(origin is not None for origin in origins) else None
+
+
+def typed_parts(payload: dict[str, Any]) -> list[bool] | None:
+    """For each text of a role-user message (as `message_texts` lists them), whether the person typed it.
+
+    None when the message carries no provenance (Codex before 0.171), or when its parts cannot be matched to
+    their provenance entries (lists of different lengths whose entries disagree).
+    """
+    origins = _origins(payload)
+    if origins is None:
+        return None
+    content = payload.get("content")
+    parts = content if type(content) is list else [content] if type(content) is str else []
+    if len(origins) != len(parts):
+        if len(set(origins)) != 1:
+            return None
+        origins = origins[:1] * len(parts)
+    typed = []
+    for part, origin in zip(parts, origins, strict=False):
+        if type(part) is dict:
+            text = part.get("text")
+            if type(text) is not str:
+                text = part.get("refusal")
+        else:
+            text = part
+        if type(text) is str:
+            typed.append(origin == "user")
+    return typed
 
 
 def _reasoning_texts(payload: dict[str, Any]) -> list[str]:
@@ -202,7 +261,7 @@ def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generat
     first = True
     # A role-user response item that may be the echo of the next user_message event: (line, stamp, texts).
     pending: tuple[str, int, str | None, list[str]] | None = None
-    last_prompt: str | None = None  # the last prompt event, which an echo may still follow
+    last_prompt: list[str] | None = None  # the texts of the last prompt, which an echo or mirror may still follow
     task_open = False  # between task_started and task_complete / turn_aborted
     task_prompted = False  # that task already has its prompt
     peek = re.compile(_BOOKKEEPING).search
@@ -260,6 +319,9 @@ def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generat
             payload, rtype, wrapped = record, "response_item", False
         elif record.get("record_type") == "state":
             continue
+        elif rtype in _STATE_RECORDS:
+            stats.skipped[str(rtype)] += 1
+            continue
         else:
             stats.unknown[str(rtype)] += 1
             continue
@@ -271,17 +333,43 @@ def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generat
                 role = payload.get("role")
                 texts = message_texts(payload.get("content"))
                 if role == "assistant":
-                    kind = model.ASSISTANT
                     last_prompt = None
+                    extras = record.get("metadata")  # 0.171: beside the payload
+                    if type(extras) is dict and extras.get("compaction_output") is True:
+                        stats.duplicates += 1  # the summary a compaction asked for: the compacted record holds it
+                        continue
+                    kind = model.ASSISTANT
                 elif role == "user":
                     if not texts:
                         continue
+                    typed = typed_parts(payload) if wrapped else None
                     context = _context_kind(texts[0])
-                    if context is not None:
+                    if typed is not None and any(typed):  # 0.171: the person's words, as its provenance says
+                        if last_prompt is not None and any(_same_text(p, t) for p in last_prompt for t in texts):
+                            stats.duplicates += 1  # its item_completed mirror came first
+                            last_prompt = None
+                            continue
+                        if pending is not None:
+                            yield from _turns(pending[3], model.META, pending[0], pending[1], pending[2], agent)
+                            pending = None
+                        prompt = model.QUEUED_PROMPT if task_open and task_prompted else model.PROMPT
+                        key = _key(number, extra)
+                        for index, (text, mine) in enumerate(zip(texts, typed, strict=False)):
+                            shell = context if index == 0 and context != model.META else None
+                            part_kind = (shell or prompt) if mine else model.META
+                            part_key = key if len(texts) == 1 else f"{key}#{index}"
+                            if text or len(texts) == 1:
+                                yield Turn(part_key, part_kind, stamp, text, number, agent)
+                        task_prompted = True
+                        last_prompt = [text for text, mine in zip(texts, typed, strict=False) if mine]
+                        continue
+                    if typed is not None:
+                        kind = context or model.META  # context the harness, a skill or AGENTS.md put there
+                    elif context is not None:
                         kind = context
                     elif not wrapped:
                         kind = model.PROMPT  # older rollouts have no user_message event
-                    elif last_prompt is not None and any(_same_text(last_prompt, text) for text in texts):
+                    elif last_prompt is not None and any(_same_text(p, t) for p in last_prompt for t in texts):
                         stats.duplicates += 1  # the echo written after its event
                         last_prompt = None
                         continue
@@ -312,23 +400,44 @@ def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generat
             if etype is not None and type(etype) is not str:
                 stats.malformed += 1
                 continue
-            if etype == "user_message":
-                message = payload.get("message")
-                if type(message) is not str:
-                    stats.malformed += 1
+            user_item = None
+            if etype == "item_completed":
+                item = payload.get("item")
+                if type(item) is not dict:
+                    item = {}
+                item_type = item.get("type")
+                if item_type == "UserMessage":
+                    user_item = message_texts(item.get("content"))
+                    if last_prompt is not None and any(_same_text(p, t) for p in last_prompt for t in user_item):
+                        stats.duplicates += 1  # the mirror of the role-user message just read
+                        last_prompt = None
+                        continue
+                    if not user_item:
+                        stats.skipped["event_msg:item_completed"] += 1
+                        continue
+                elif item_type in _MIRROR_ITEMS:
+                    stats.duplicates += 1
                     continue
-                last_prompt = message
-                if pending is not None and any(_same_text(message, text) for text in pending[3]):
+            if etype == "user_message" or user_item is not None:
+                if user_item is None:
+                    message = payload.get("message")
+                    if type(message) is not str:
+                        stats.malformed += 1
+                        continue
+                    texts = [message]
+                else:  # a UserMessage item no role-user message came before: it is the prompt, as the event was
+                    texts = user_item
+                last_prompt = texts
+                if pending is not None and any(_same_text(p, t) for p in texts for t in pending[3]):
                     stats.duplicates += 1
                     pending = None
                     last_prompt = None
                 if payload.get("kind") in ("user_instructions", "environment_context"):
                     kind = model.META
                 else:
-                    kind = _context_kind(message) or (model.QUEUED_PROMPT if task_open and task_prompted
-                                                      else model.PROMPT)  # fmt: skip
+                    kind = _context_kind(texts[0]) or (model.QUEUED_PROMPT if task_open and task_prompted
+                                                       else model.PROMPT)  # fmt: skip
                     task_prompted = True
-                texts = [message]
             elif etype in _MIRROR_EVENTS:
                 stats.duplicates += 1
                 continue
