@@ -18,8 +18,18 @@ Each hook runs `<runner> hook <Event> --harness <harness>`, the runner being thi
 from __future__ import annotations
 
 import os
-import sys
 
+from wheypoint.app.harness_files import (
+    CONFIG_DIRS,
+    EVENTS,
+    HARNESSES,
+    SCOPES,
+    default_runner,
+    handler,
+    hook_command,
+    quote,
+    target_path,
+)
 from wheypoint.hooks import settings as store
 from wheypoint.model.errors import Refusal
 
@@ -29,15 +39,9 @@ if TYPE_CHECKING:
 
     from wheypoint.app.context import Context
 
-HARNESSES = ("claude-code", "codex", "gemini", "opencode")
-SCOPES = ("user", "project")
+__all__ = ["CONFIG_DIRS", "EVENTS", "HARNESSES", "SCOPES", "hooks_command", "quote", "target_path"]
+
 ACTIONS = ("install", "uninstall", "status")
-# Each harness's events as it names them, with the time it gives the hook: seconds, but milliseconds for Gemini.
-EVENTS: dict[str, tuple[tuple[str, int], ...]] = {
-    "claude-code": (("PreCompact", 30), ("SessionStart", 10), ("Stop", 10), ("UserPromptSubmit", 10)),
-    "codex": (("PreCompact", 30), ("SessionStart", 10), ("Stop", 10), ("UserPromptSubmit", 10)),
-    "gemini": (("PreCompress", 30000), ("SessionStart", 10000), ("AfterAgent", 10000), ("BeforeAgent", 10000)),
-}
 NOTES = {
     "claude-code": "Claude Code reads hooks when a session starts: restart running sessions (/hooks lists them).",
     "codex": "Codex runs a new or changed hook only once you trust it, and skips an untrusted one silently: "
@@ -49,10 +53,6 @@ PROJECT_NOTES = {
     "codex": "Codex loads a project's hooks only when it trusts the project's .codex folder.",
     "gemini": "Gemini CLI runs project hooks only in a trusted folder, and warns once when they are new.",
 }
-CONFIG_DIRS = {
-    "claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json"),
-    "gemini": (".gemini", "settings.json"),
-}  # fmt: skip
 
 
 def hooks_command(
@@ -109,62 +109,7 @@ def _apply_settings(path: str, action: str, harness: str, runner: str) -> dict[s
     return {"changed": changed, "backup": backup, "events": events}
 
 
-def handler(harness: str, event: str, limit: int, command: str) -> dict[str, Any]:
-    """The hook handler wheypoint writes: a command with its time limit (Gemini's also named, for /hooks)."""
-    named = {"name": f"wheypoint-{event.lower()}"} if harness == "gemini" else {}
-    return {**named, "type": "command", "command": command, "timeout": limit}
-
-
-def hook_command(runner: str, event: str, harness: str) -> str:
-    return f"{runner} hook {event} --harness {harness}"
-
-
-# ---- where
-
-
-def target_path(ctx: Context, harness: str, scope: str) -> str:
-    """The settings file (or OpenCode plugin file) a harness reads for this scope."""
-    environ = ctx.environ
-    root: str | None = None
-    if scope == "project":
-        checkout = ctx.checkout
-        if checkout is None:
-            raise Refusal("project-needs-checkout",
-                          f"--scope project writes into a git checkout's own folder, and {ctx.cwd} is in none; "
-                          "run it inside the checkout", details={"cwd": ctx.cwd})  # fmt: skip
-        root = checkout.toplevel
-    if harness == "opencode":
-        from wheypoint.hooks.opencode import plugin_path
-
-        return plugin_path(environ.get("XDG_CONFIG_HOME") or os.path.join(_home(ctx), ".config"), root)
-    folder, name = CONFIG_DIRS[harness]
-    if root is not None:
-        return os.path.join(root, folder, name)
-    if harness == "claude-code" and environ.get("CLAUDE_CONFIG_DIR"):
-        return os.path.join(environ["CLAUDE_CONFIG_DIR"], name)
-    if harness == "codex" and environ.get("CODEX_HOME"):
-        return os.path.join(environ["CODEX_HOME"], name)
-    if harness == "gemini" and environ.get("GEMINI_CLI_HOME"):
-        return os.path.join(environ["GEMINI_CLI_HOME"], folder, name)
-    return os.path.join(_home(ctx), folder, name)
-
-
-def _home(ctx: Context) -> str:
-    home = ctx.environ.get("HOME") or ctx.environ.get("USERPROFILE") or os.path.expanduser("~")
-    return os.path.abspath(home)
-
-
-# ---- what runs
-
-
-def default_runner() -> str:
-    """This runtime by absolute path: `"<python>" "<wheypoint.pyz>"` in the zipapp, else `"<python>" -m wheypoint`."""
-    import wheypoint
-
-    python = quote(sys.executable or "python3")
-    if wheypoint.RUNNING_ARCHIVE:
-        return f"{python} {quote(wheypoint.RUNNING_ARCHIVE)}"
-    return f"{python} -m wheypoint"
+# ---- what runs (where each file is, and the handler written: app/harness_files.py)
 
 
 def runner_from(ctx: Context, given: str) -> str:
@@ -179,15 +124,6 @@ def runner_from(ctx: Context, given: str) -> str:
         raise Refusal("usage", "takes a command naming wheypoint (its path, module or zipapp), so that its hooks "
                       "are found again", usage=True, parameter="command")  # fmt: skip
     return text
-
-
-def quote(arg: str, windows: bool | None = None) -> str:
-    """One word for the shell a harness runs hooks in: POSIX quoting, or double quotes on Windows."""
-    if windows if windows is not None else os.name == "nt":
-        return f'"{arg}"' if not arg or any(c in arg for c in " \t&()[]{}^=;!'+,`~%") else arg
-    import shlex
-
-    return shlex.quote(arg)
 
 
 def describe(reply: dict[str, Any]) -> str:

@@ -7,9 +7,16 @@ wholly wheypoint's, recognised by its first line; a file of that name without it
 
 from __future__ import annotations
 
-import json
-import os
-
+from wheypoint.app.harness_files import (
+    COMMANDS_AT,
+    PLUGIN_EVENTS,
+    PLUGIN_NAME,
+    PLUGIN_TEMPLATE,
+    plugin_path,
+    read_plugin,
+)
+from wheypoint.app.harness_files import PLUGIN_MARKER as MARKER
+from wheypoint.app.harness_files import render_plugin as render
 from wheypoint.hooks import settings as files
 from wheypoint.model.errors import Refusal
 
@@ -17,43 +24,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-PLUGIN_NAME = "wheypoint.ts"
-TEMPLATE = "opencode_plugin.ts"
-MARKER = "// wheypoint OpenCode plugin."
-# The events the plugin bridges, with the time it lets each command run (milliseconds, enforced by the plugin).
-EVENTS = (("PreCompact", 30000), ("SessionStart", 10000))
-COMMANDS_AT = "const COMMANDS = "
-
-
-def render(commands: dict[str, str]) -> str:
-    """The plugin's text: the template with the commands and their time limits written in as JSON."""
-    from importlib.resources import files as resources
-
-    template = resources("wheypoint.hooks").joinpath(TEMPLATE).read_text(encoding="utf-8")
-    timeouts = {event: limit for event, limit in EVENTS}
-    return template.replace("__WHEYPOINT_COMMANDS__", json.dumps(commands, ensure_ascii=False)).replace(
-        "__WHEYPOINT_TIMEOUTS__", json.dumps(timeouts)
-    )
-
-
-def read_plugin(path: str) -> tuple[str | None, dict[str, str] | None]:
-    """(the file's text or None when absent, the commands written in it or None when the file is not ours)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(files.MAX_SETTINGS_BYTES)
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Refusal("settings-unreadable", f"cannot read {path}: {exc}; it was left as it is",
-                      details={"path": path}) from None  # fmt: skip
-    if not text.startswith(MARKER):
-        return text, None
-    start = text.find(COMMANDS_AT)
-    try:
-        commands, _ = json.JSONDecoder().raw_decode(text, start + len(COMMANDS_AT)) if start >= 0 else ({}, 0)
-    except ValueError:
-        commands = {}
-    return text, {k: v for k, v in commands.items() if isinstance(v, str)} if isinstance(commands, dict) else {}
+EVENTS = PLUGIN_EVENTS  # the events the plugin bridges, with their time limits (app/harness_files.py)
+TEMPLATE = PLUGIN_TEMPLATE
+__all__ = ["COMMANDS_AT", "EVENTS", "MARKER", "PLUGIN_NAME", "TEMPLATE", "apply", "plugin_path", "read_plugin",
+           "render"]  # fmt: skip
 
 
 def apply(path: str, action: str, commands: dict[str, str]) -> dict[str, Any]:
@@ -80,10 +54,3 @@ def apply(path: str, action: str, commands: dict[str, str]) -> dict[str, Any]:
         current = command is not None and command == commands[event] and text == wanted
         events.append({"event": event, "installed": command is not None, "current": current, "command": command})
     return {"changed": changed, "backup": None, "events": events}
-
-
-def plugin_path(config_home: str, scope_root: str | None) -> str:
-    """`<checkout>/.opencode/plugins/wheypoint.ts` for a project, else `<config home>/opencode/plugins/...`."""
-    if scope_root is not None:
-        return os.path.join(scope_root, ".opencode", "plugins", PLUGIN_NAME)
-    return os.path.join(config_home, "opencode", "plugins", PLUGIN_NAME)

@@ -17,6 +17,15 @@ from __future__ import annotations
 import json
 import os
 
+from wheypoint.app.harness_files import (
+    MAX_SETTINGS_BYTES,
+    Settings,
+    detect_indent,
+    find_ours,
+    is_ours,
+    read_settings,
+)
+from wheypoint.app.harness_files import event_groups as _event_groups
 from wheypoint.model.errors import Refusal
 from wheypoint.notes.files import write_atomic as replace_file
 
@@ -25,53 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 BACKUP_SUFFIX = ".wheypoint-backup"
-MAX_SETTINGS_BYTES = 4 * 1024 * 1024  # a settings file past this is not one a harness wrote
-
-
-class Settings:
-    """One settings file as read: its parsed object, its text (None when there was no file) and its indent."""
-
-    def __init__(self, path: str, data: dict[str, Any], text: str | None) -> None:
-        self.path = path
-        self.data = data
-        self.text = text
-        self.indent = detect_indent(text or "")
-
-
-def read_settings(path: str) -> Settings:
-    """The settings at `path` (an empty object when there is no file); refused when it is not a JSON object."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SETTINGS_BYTES + 1)
-    except FileNotFoundError:
-        return Settings(path, {}, None)
-    except OSError as exc:
-        raise Refusal("settings-unreadable", f"cannot read {path}: {exc.strerror or exc}; it was left as it is",
-                      details={"path": path}) from None  # fmt: skip
-    if len(raw) > MAX_SETTINGS_BYTES:
-        raise Refusal("settings-unreadable", f"{path} is over {MAX_SETTINGS_BYTES} bytes; it was left as it is",
-                      details={"path": path})  # fmt: skip
-    try:
-        text = raw.decode("utf-8-sig")
-        data = json.loads(text) if text.strip() else {}
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise Refusal("settings-unreadable",
-                      f"{path} is not valid JSON ({exc}); fix or move it, then run this again: it was left as it is",
-                      details={"path": path}) from None  # fmt: skip
-    if not isinstance(data, dict):
-        raise Refusal("settings-unexpected", f"{path} holds a JSON {type(data).__name__}, not an object; left as it is",
-                      details={"path": path})  # fmt: skip
-    return Settings(path, data, text)
-
-
-def detect_indent(text: str) -> int | str:
-    """The indent unit of a JSON text (a tab, or a number of spaces), from its first indented line; else 2."""
-    for line in text.splitlines()[1:]:
-        body = line.lstrip(" \t")
-        if body and len(body) < len(line):
-            lead = line[: len(line) - len(body)]
-            return "\t" if lead.startswith("\t") else max(1, min(len(lead), 8))
-    return 2
+__all__ = ["MAX_SETTINGS_BYTES", "Settings", "detect_indent", "find_ours", "is_ours", "read_settings"]
 
 
 def render(settings: Settings) -> str:
@@ -79,52 +42,8 @@ def render(settings: Settings) -> str:
     return json.dumps(settings.data, indent=settings.indent, ensure_ascii=False) + "\n"
 
 
-# ---- our handlers inside `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, ...]}, ...]}}`
-
-
-def is_ours(handler: Any, event: str, harness: str) -> bool:
-    """Whether a hook handler is wheypoint's own for this event and harness (see the module docstring)."""
-    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
-        return False
-    command = handler.get("command")
-    if not isinstance(command, str):
-        return False
-    return command.split()[-4:] == ["hook", event, "--harness", harness] and "wheypoint" in command.lower()
-
-
-def _event_groups(settings: Settings, event: str, create: bool) -> list[Any] | None:
-    """The list of matcher groups of one event; refused when a container on the way is of another type."""
-    hooks = settings.data.get("hooks")
-    if hooks is None:
-        if not create:
-            return None
-        hooks = settings.data["hooks"] = {}
-    if not isinstance(hooks, dict):
-        raise _unexpected(settings, "hooks", "an object of events")
-    groups = hooks.get(event)
-    if groups is None:
-        if not create:
-            return None
-        groups = hooks[event] = []
-    if not isinstance(groups, list):
-        raise _unexpected(settings, f"hooks.{event}", "a list of matcher groups")
-    return groups
-
-
-def _unexpected(settings: Settings, where: str, expected: str) -> Refusal:
-    return Refusal("settings-unexpected",
-                   f"{settings.path}: `{where}` is not {expected} as every harness writes it; left as it is",
-                   details={"path": settings.path, "at": where})  # fmt: skip
-
-
-def find_ours(settings: Settings, event: str, harness: str) -> dict[str, Any] | None:
-    """Our first handler for an event, or None."""
-    for group in _event_groups(settings, event, create=False) or []:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            for handler in group["hooks"]:
-                if is_ours(handler, event, harness):
-                    return dict(handler)
-    return None
+# ---- our handlers inside `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, ...]}, ...]}}` (which are ours:
+# app/harness_files.py)
 
 
 def put_ours(settings: Settings, event: str, harness: str, handler: dict[str, Any]) -> None:

@@ -1,0 +1,276 @@
+"""Where each harness keeps wheypoint's hooks and which entries are wheypoint's: one definition for hooks/ and doctor.
+
+`hooks install|uninstall|status` (hooks/install.py, settings.py, opencode.py) writes these files and `doctor`
+(app/doctor.py) reads them, so both take from here: the harnesses and their events, the file each reads for a
+scope, the test that a handler is wheypoint's own, the handler `hooks install` writes, and the strict reader of
+a JSON settings file. Why each place is the right one is in docs/hooks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from wheypoint.model.errors import Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from wheypoint.app.context import Context
+
+HARNESSES = ("claude-code", "codex", "gemini", "opencode")
+SCOPES = ("user", "project")
+# Each harness's events as it names them, with the time it gives the hook: seconds, but milliseconds for Gemini.
+EVENTS: dict[str, tuple[tuple[str, int], ...]] = {
+    "claude-code": (("PreCompact", 30), ("SessionStart", 10), ("Stop", 10), ("UserPromptSubmit", 10)),
+    "codex": (("PreCompact", 30), ("SessionStart", 10), ("Stop", 10), ("UserPromptSubmit", 10)),
+    "gemini": (("PreCompress", 30000), ("SessionStart", 10000), ("AfterAgent", 10000), ("BeforeAgent", 10000)),
+}
+CONFIG_DIRS = {
+    "claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json"),
+    "gemini": (".gemini", "settings.json"),
+}  # fmt: skip
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024  # a settings file past this is not one a harness wrote
+
+# OpenCode runs a plugin file, wholly wheypoint's, recognised by its first line (hooks/opencode.py writes it).
+PLUGIN_NAME = "wheypoint.ts"
+PLUGIN_TEMPLATE = "opencode_plugin.ts"  # a data file of the wheypoint.hooks package
+PLUGIN_MARKER = "// wheypoint OpenCode plugin."
+# The events the plugin bridges, with the time it lets each command run (milliseconds, enforced by the plugin).
+PLUGIN_EVENTS = (("PreCompact", 30000), ("SessionStart", 10000))
+COMMANDS_AT = "const COMMANDS = "
+
+
+# ---- where
+
+
+def home(ctx: Context) -> str:
+    """The home folder the harnesses read: `$HOME` (else `$USERPROFILE`, else the OS's idea of it)."""
+    found = ctx.environ.get("HOME") or ctx.environ.get("USERPROFILE") or os.path.expanduser("~")
+    return os.path.abspath(found)
+
+
+def config_home(ctx: Context) -> str:
+    """`$XDG_CONFIG_HOME`, else `~/.config` (OpenCode's config folder is `opencode/` in it)."""
+    return ctx.environ.get("XDG_CONFIG_HOME") or os.path.join(home(ctx), ".config")
+
+
+def user_folder(ctx: Context, harness: str) -> str:
+    """A harness's own folder in the user's home: `$CLAUDE_CONFIG_DIR` or ~/.claude, `$CODEX_HOME` or ~/.codex,
+    `$GEMINI_CLI_HOME/.gemini` or ~/.gemini, `$XDG_CONFIG_HOME/opencode` or ~/.config/opencode."""
+    environ = ctx.environ
+    if harness == "opencode":
+        return os.path.join(config_home(ctx), "opencode")
+    folder = CONFIG_DIRS[harness][0]
+    if harness == "claude-code" and environ.get("CLAUDE_CONFIG_DIR"):
+        return environ["CLAUDE_CONFIG_DIR"]
+    if harness == "codex" and environ.get("CODEX_HOME"):
+        return environ["CODEX_HOME"]
+    if harness == "gemini" and environ.get("GEMINI_CLI_HOME"):
+        return os.path.join(environ["GEMINI_CLI_HOME"], folder)
+    return os.path.join(home(ctx), folder)
+
+
+def project_root(ctx: Context) -> str:
+    """The checkout's top folder, refused when the command runs outside every checkout."""
+    checkout = ctx.checkout
+    if checkout is None:
+        raise Refusal("project-needs-checkout",
+                      f"--scope project writes into a git checkout's own folder, and {ctx.cwd} is in none; "
+                      "run it inside the checkout", details={"cwd": ctx.cwd})  # fmt: skip
+    return checkout.toplevel
+
+
+def target_path(ctx: Context, harness: str, scope: str) -> str:
+    """The settings file (or OpenCode plugin file) a harness reads for this scope."""
+    root = project_root(ctx) if scope == "project" else None
+    if harness == "opencode":
+        return plugin_path(config_home(ctx), root)
+    folder, name = CONFIG_DIRS[harness]
+    if root is not None:
+        return os.path.join(root, folder, name)
+    return os.path.join(user_folder(ctx, harness), name)
+
+
+def plugin_path(config_folder: str, scope_root: str | None) -> str:
+    """`<checkout>/.opencode/plugins/wheypoint.ts` for a project, else `<config home>/opencode/plugins/...`."""
+    if scope_root is not None:
+        return os.path.join(scope_root, ".opencode", "plugins", PLUGIN_NAME)
+    return os.path.join(config_folder, "opencode", "plugins", PLUGIN_NAME)
+
+
+# ---- what runs
+
+
+def default_runner() -> str:
+    """This runtime by absolute path: `"<python>" "<wheypoint.pyz>"` in the zipapp, else `"<python>" -m wheypoint`."""
+    import wheypoint
+
+    python = quote(sys.executable or "python3")
+    if wheypoint.RUNNING_ARCHIVE:
+        return f"{python} {quote(wheypoint.RUNNING_ARCHIVE)}"
+    return f"{python} -m wheypoint"
+
+
+def quote(arg: str, windows: bool | None = None) -> str:
+    """One word for the shell a harness runs hooks in: POSIX quoting, or double quotes on Windows."""
+    if windows if windows is not None else os.name == "nt":
+        return f'"{arg}"' if not arg or any(c in arg for c in " \t&()[]{}^=;!'+,`~%") else arg
+    import shlex
+
+    return shlex.quote(arg)
+
+
+def hook_command(runner: str, event: str, harness: str) -> str:
+    return f"{runner} hook {event} --harness {harness}"
+
+
+def handler(harness: str, event: str, limit: int, command: str) -> dict[str, Any]:
+    """The hook handler wheypoint writes: a command with its time limit (Gemini's also named, for /hooks)."""
+    named = {"name": f"wheypoint-{event.lower()}"} if harness == "gemini" else {}
+    return {**named, "type": "command", "command": command, "timeout": limit}
+
+
+def runner_of(command: str) -> str:
+    """The runner part of one of our hook commands: all but its last four words (`hook <Event> --harness H`)."""
+    return command.rstrip().rsplit(None, 4)[0] if len(command.split()) > 4 else ""
+
+
+# ---- a JSON settings file, read strictly
+
+
+class Settings:
+    """One settings file as read: its parsed object, its text (None when there was no file) and its indent."""
+
+    def __init__(self, path: str, data: dict[str, Any], text: str | None) -> None:
+        self.path = path
+        self.data = data
+        self.text = text
+        self.indent = detect_indent(text or "")
+
+
+def read_settings(path: str) -> Settings:
+    """The settings at `path` (an empty object when there is no file); refused when it is not a JSON object."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_SETTINGS_BYTES + 1)
+    except FileNotFoundError:
+        return Settings(path, {}, None)
+    except OSError as exc:
+        raise Refusal("settings-unreadable", f"cannot read {path}: {exc.strerror or exc}; it was left as it is",
+                      details={"path": path}) from None  # fmt: skip
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise Refusal("settings-unreadable", f"{path} is over {MAX_SETTINGS_BYTES} bytes; it was left as it is",
+                      details={"path": path})  # fmt: skip
+    try:
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text) if text.strip() else {}
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise Refusal("settings-unreadable",
+                      f"{path} is not valid JSON ({exc}); fix or move it, then run this again: it was left as it is",
+                      details={"path": path}) from None  # fmt: skip
+    if not isinstance(data, dict):
+        raise Refusal("settings-unexpected", f"{path} holds a JSON {type(data).__name__}, not an object; left as it is",
+                      details={"path": path})  # fmt: skip
+    return Settings(path, data, text)
+
+
+def detect_indent(text: str) -> int | str:
+    """The indent unit of a JSON text (a tab, or a number of spaces), from its first indented line; else 2."""
+    for line in text.splitlines()[1:]:
+        body = line.lstrip(" \t")
+        if body and len(body) < len(line):
+            lead = line[: len(line) - len(body)]
+            return "\t" if lead.startswith("\t") else max(1, min(len(lead), 8))
+    return 2
+
+
+# ---- our handlers inside `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, ...]}, ...]}}`
+
+
+def is_ours(handler: Any, event: str, harness: str) -> bool:
+    """Whether a hook handler is wheypoint's own for this event and harness: a command whose last four words are
+    `hook <Event> --harness <harness>` and which names wheypoint (its path, module or zipapp)."""
+    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+        return False
+    command = handler.get("command")
+    if not isinstance(command, str):
+        return False
+    return command.split()[-4:] == ["hook", event, "--harness", harness] and "wheypoint" in command.lower()
+
+
+def event_groups(settings: Settings, event: str, create: bool) -> list[Any] | None:
+    """The list of matcher groups of one event; refused when a container on the way is of another type."""
+    hooks = settings.data.get("hooks")
+    if hooks is None:
+        if not create:
+            return None
+        hooks = settings.data["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise _unexpected(settings, "hooks", "an object of events")
+    groups = hooks.get(event)
+    if groups is None:
+        if not create:
+            return None
+        groups = hooks[event] = []
+    if not isinstance(groups, list):
+        raise _unexpected(settings, f"hooks.{event}", "a list of matcher groups")
+    return groups
+
+
+def _unexpected(settings: Settings, where: str, expected: str) -> Refusal:
+    return Refusal("settings-unexpected",
+                   f"{settings.path}: `{where}` is not {expected} as every harness writes it; left as it is",
+                   details={"path": settings.path, "at": where})  # fmt: skip
+
+
+def find_ours(settings: Settings, event: str, harness: str) -> dict[str, Any] | None:
+    """Our first handler for an event, or None."""
+    found = locate_ours(settings, event, harness)
+    return dict(found[2]) if found else None
+
+
+def locate_ours(settings: Settings, event: str, harness: str) -> tuple[int, int, dict[str, Any]] | None:
+    """Our first handler for an event with its place: (matcher group index, index in the group, handler)."""
+    for number, group in enumerate(event_groups(settings, event, create=False) or []):
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            for index, item in enumerate(group["hooks"]):
+                if is_ours(item, event, harness):
+                    return number, index, item
+    return None
+
+
+# ---- OpenCode's plugin file
+
+
+def render_plugin(commands: dict[str, str]) -> str:
+    """The plugin's text: the template with the commands and their time limits written in as JSON."""
+    from importlib.resources import files as resources
+
+    template = resources("wheypoint.hooks").joinpath(PLUGIN_TEMPLATE).read_text(encoding="utf-8")
+    timeouts = {event: limit for event, limit in PLUGIN_EVENTS}
+    return template.replace("__WHEYPOINT_COMMANDS__", json.dumps(commands, ensure_ascii=False)).replace(
+        "__WHEYPOINT_TIMEOUTS__", json.dumps(timeouts)
+    )
+
+
+def read_plugin(path: str) -> tuple[str | None, dict[str, str] | None]:
+    """(the file's text or None when absent, the commands written in it or None when the file is not ours)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(MAX_SETTINGS_BYTES)
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refusal("settings-unreadable", f"cannot read {path}: {exc}; it was left as it is",
+                      details={"path": path}) from None  # fmt: skip
+    if not text.startswith(PLUGIN_MARKER):
+        return text, None
+    start = text.find(COMMANDS_AT)
+    try:
+        commands, _ = json.JSONDecoder().raw_decode(text, start + len(COMMANDS_AT)) if start >= 0 else ({}, 0)
+    except ValueError:
+        commands = {}
+    return text, {k: v for k, v in commands.items() if isinstance(v, str)} if isinstance(commands, dict) else {}
