@@ -30,7 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -282,7 +283,12 @@ def group_mutants(name: str, tree: Path) -> list[Mutant]:
     for path in GROUPS[name].sources:
         source = (tree / path).read_text(encoding="utf-8")
         found += mutants_of(name, path, source)
-    return found
+    # The same change at the same place in two modules (`1024 * 1024` at the top of three hooks modules) has the
+    # same id: each copy's function is then qualified by its module's name, so every id names one mutant.
+    counts = Counter(m.id for m in found)
+    return [
+        replace(m, id=f"{name}:{Path(m.path).stem}.{m.id.split(':', 1)[1]}") if counts[m.id] > 1 else m for m in found
+    ]
 
 
 def pick(found: list[Mutant], sample: int, seed: int) -> list[Mutant]:

@@ -21,9 +21,14 @@ from typing import Any
 import pytest
 
 from conftest import HARNESS_VARIABLES, make_repo
-from wheypoint.hooks.events import DEFAULT_BUDGET, MAX_PAYLOAD, STOP_GROWTH
-from wheypoint.hooks.state import DELIVERED_KEPT, LOG_LIMIT
 from wheypoint.model.contract import MAX_LIST, MAX_MEAT_TEXT
+
+# The hooks' limits, written out rather than imported: a test that read them from hooks/ would move with a mutant.
+STOP_GROWTH = 64 * 1024  # docs/hooks.md: a Stop rescues once the transcript grew by 64 KiB since the last rescue
+DEFAULT_BUDGET = 10000  # docs/hooks.md: a packet takes at most 10,000 characters unless --budget says otherwise
+MAX_PAYLOAD = 1024 * 1024  # the most of a payload a hook reads
+LOG_LIMIT = 1024 * 1024  # past this hook.log is moved to hook.log.1
+DELIVERED_KEPT = 50  # the sessions the pending packet remembers having gone to
 
 SID = "5e55a0b1-aaaa-4bbb-8ccc-0123456789ab"  # the session a test rescues: its work is session-claude-code-5e55a0b1
 OTHER = "0be7a9c2-dddd-4eee-8fff-ba9876543210"
@@ -504,3 +509,16 @@ def test_the_hook_log_is_moved_aside_once_past_its_limit(scene: Scene, size: int
     else:
         assert len(lines) == 1 and json.loads(lines[0])["event"] == "SessionStart"
         assert log.with_name("hook.log.1").stat().st_size == size
+
+
+@pytest.mark.parametrize(("ago", "noted_again"), [(30, False), (60, True), (-300, True)])
+def test_a_session_heard_within_the_minute_is_not_noted_again(scene: Scene, ago: int, noted_again: bool) -> None:
+    """Live is judged over half an hour: a hook notes its session at most once a minute (and again when the clock
+    went back), so a hook firing on every prompt does not rewrite the state each time."""
+    path = scene.home / "hooks" / "shop.json"
+    path.parent.mkdir(parents=True)
+    then = int(time.time()) - ago
+    path.write_text(json.dumps({"sessions": {f"claude-code:{SID}": {"seen": then}}}), encoding="utf-8")
+    scene.fire("UserPromptSubmit", None, prompt="hi")
+    seen = scene.state()["sessions"][f"claude-code:{SID}"]["seen"]
+    assert (seen != then) is noted_again and (not noted_again or seen >= then + ago)
