@@ -322,7 +322,9 @@ def test_codex_hooks_json_in_codex_home(scratch: Scratch) -> None:
     jsonschema.validate(data, _schema("codex-hooks.schema.json"))
     assert data["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify"}]}
     assert _ours(data, "PreCompact")[0]["timeout"] == 30 and _ours(data, "Stop")[0]["timeout"] == 10
-    assert any("/hooks" in note for note in reply["notes"])
+    [trust] = [note for note in reply["notes"] if "/hooks" in note]  # codex exec skips untrusted hooks silently
+    assert "trusted_hash" in trust and "$CODEX_HOME/config.toml" in trust
+    assert "--dangerously-bypass-hook-trust" in trust and "silently" in trust
 
 
 def test_gemini_settings_take_its_own_event_names_and_milliseconds(scratch: Scratch) -> None:

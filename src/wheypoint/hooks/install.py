@@ -44,8 +44,10 @@ __all__ = ["CONFIG_DIRS", "EVENTS", "HARNESSES", "SCOPES", "hooks_command", "quo
 ACTIONS = ("install", "uninstall", "status")
 NOTES = {
     "claude-code": "Claude Code reads hooks when a session starts: restart running sessions (/hooks lists them).",
-    "codex": "Codex runs a new or changed hook only once you trust it, and skips an untrusted one silently: "
-    "open /hooks in Codex and trust wheypoint's hooks.",
+    "codex": "Codex runs a new or changed hook only once you trust it, and skips an untrusted one silently (codex "
+    "exec too, with no warning): run `codex` once, open /hooks and trust wheypoint's hooks (Codex writes "
+    '[hooks.state."<file>:<event>:<group>:<index>"] trusted_hash = ... to $CODEX_HOME/config.toml); for automation '
+    "that vets its hooks, `codex exec --dangerously-bypass-hook-trust` runs them without it.",
     "gemini": "Gemini CLI reads hooks when it starts: restart it (/hooks panel lists them).",
     "opencode": "OpenCode loads plugins when it starts: restart it.",
 }
