@@ -7,8 +7,8 @@ form, with its order), `run-tasks` (one run per parallel task), `wait` (hold) an
 
 `render_packet(record, budget)` keeps, in priority order, the status and next move, gates, directives
 (quotes verbatim), open entries, blockers, decisions and notes, dropping whole items that do not fit and
-counting them under `omitted`. Its size is `packet_size`: the length in characters of
-`json.dumps(packet, ensure_ascii=False)`, the form the CLI prints.
+counting them under `omitted`. Its size is `packet_size`: the length in UTF-16 code units (characters, an emoji
+counting two, as Claude Code counts them) of `json.dumps(packet, ensure_ascii=False)`, the form the CLI prints.
 """
 
 from __future__ import annotations
@@ -142,8 +142,10 @@ def _task_runs(note: ParsedNote) -> list[dict[str, Any]]:
 
 
 def packet_size(packet: Mapping[str, Any]) -> int:
-    """Characters of the packet as the CLI prints it: `json.dumps(packet, ensure_ascii=False)`."""
-    return len(json.dumps(packet, ensure_ascii=False))
+    """The length of the packet as the CLI prints it (`json.dumps(packet, ensure_ascii=False)`) in UTF-16 code units,
+    as JavaScript counts a string: Claude Code hands a hook's context to the model whole only up to 10,000 of them,
+    and a character beyond the BMP (an emoji) is two. Equal to the character count for any other text."""
+    return len(json.dumps(packet, ensure_ascii=False).encode("utf-16-le")) // 2
 
 
 def render_packet(
