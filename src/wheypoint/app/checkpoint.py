@@ -183,7 +183,8 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
     from wheypoint.transcripts.model import ReadStats
 
     located = choice.locate(ctx)
-    found = grounding.ground(intent, discovery.turns_of(located, ReadStats()), located.harness, located.session_id)
+    turns = choice.read if choice.read is not None else discovery.turns_of(located, ReadStats())
+    found = grounding.ground(intent, turns, located.harness, located.session_id)
     problems = list(found.problems)
     for index, item in enumerate(found.meat):  # copied text is scanned like typed text
         secret = secret_problem(f"$.meat[{index}]", item["text"])

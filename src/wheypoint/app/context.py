@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from wheypoint.store.base import Store
     from wheypoint.store.rows import WorkRef, WrittenFrom
     from wheypoint.transcripts.discovery import Located
+    from wheypoint.transcripts.model import Turn
 
 
 class Context:
@@ -198,6 +199,8 @@ class TranscriptChoice(Record):
     harness: str | None = None
     latest: bool = False
     hook: dict[str, Any] | None = None
+    # Turns the caller already read from this transcript (the rescue): meat is copied from these, not read again.
+    read: tuple[Turn, ...] | None = None
 
     @property
     def named(self) -> bool:

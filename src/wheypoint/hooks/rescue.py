@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from wheypoint.store.base import Store
     from wheypoint.transcripts.discovery import Located
+    from wheypoint.transcripts.model import Turn
 
 RECENT_WORKS = 20  # how many of the project's newest works are searched for the session's own work
 USER_TURN_TYPE = "thread"  # a user turn kept by a rescue: part of the thread, its weight left to a person
@@ -36,6 +37,7 @@ class Rescued(Record):
     kept: int
     skipped: tuple[str, ...]  # "<turn id>: <why>"
     session: str  # harness:id
+    read: dict[str, Any] | None = None  # where this rescue's read stopped (transcripts.lines.read_mark)
 
 
 def session_slug(harness: str, session_id: str) -> str:
@@ -61,14 +63,31 @@ def _session_work(store: Store, project: str, session: dict[str, str]) -> dict[s
     return None
 
 
-def _wanted_turns(located: Located, since: str | None, kept: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def _read(located: Located, mark: Any) -> tuple[list[Turn], dict[str, Any] | None]:
+    """(the main thread's user turns and marked turns, what to remember of this read): read once, from where the
+    last rescue of the session stopped when its reader can resume and the file only grew since (`mark`)."""
+    from wheypoint.transcripts import discovery
+    from wheypoint.transcripts.lines import read_mark, resume_point
+    from wheypoint.transcripts.model import MARKED, USER_KINDS, ReadStats
+
+    stats = ReadStats()
+    if discovery.resumable(located):
+        start = resume_point(located.path, mark)
+        source = discovery.turns_from(located, stats, start, frozenset((*USER_KINDS, MARKED)))
+    else:
+        source = discovery.turns_of(located, stats)
+    # Only what a rescue can keep is held: a 400 MB session holds a few MB of these.
+    turns = [t for t in source if t.agent is None and (t.kind in USER_KINDS or "ckpt" in t.text)]
+    point = stats.read_point
+    return turns, read_mark(located.path, point) if point is not None else None
+
+
+def _wanted_turns(turns: list[Turn], since: str | None, kept: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """(meat items to keep, turns left out with why): user turns after `since` and the agent's marked turns."""
     from wheypoint.model.rules import secret_problem
-    from wheypoint.transcripts import discovery
     from wheypoint.transcripts.harvest import harvest
-    from wheypoint.transcripts.model import USER_KINDS, ReadStats
+    from wheypoint.transcripts.model import USER_KINDS
 
-    turns = [t for t in discovery.turns_of(located, ReadStats()) if t.agent is None]
     texts = {t.id: t.text for t in turns}
     items: dict[str, dict[str, Any]] = {}
     for turn in turns:
@@ -101,9 +120,14 @@ def _after(timestamp: str | None, since: str | None) -> bool:
     return since is None or timestamp is None or timestamp[:19] >= since[:19]
 
 
-def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str) -> Rescued:
-    """Write the rescue revisions for the session `choice` names (see the module's docstring)."""
+def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = None) -> Rescued:
+    """Write the rescue revisions for the session `choice` names (see the module's docstring).
+
+    `mark` is what the session's last rescue remembered of its read (`Rescued.read`): the transcript is then read
+    from where that one stopped, when the file only grew since. A session that has no work yet is read whole.
+    """
     from wheypoint.app.checkpoint import checkpoint
+    from wheypoint.transcripts.model import USER_KINDS
 
     located = choice.locate(ctx)
     session = {"harness": located.harness, "id": located.session_id or ""}
@@ -115,11 +139,19 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str) -> Rescued:
         head = _session_work(store, ctx.project_key(), session)
     finally:
         store.close()
+    turns, read = _read(located, mark if head else None)
     since = head["updated_at"] if head else None
     kept = {m["turn"] for m in head["meat"] if m.get("session_id") == located.session_id} if head else set()
-    items, skipped = _wanted_turns(located, since, kept)
+    items, skipped = _wanted_turns(turns, since, kept)
+    typed = {t.id for t in turns if t.kind in USER_KINDS}
+    if head is None and not any(item["turn"] in typed for item in items):
+        items = []  # a new work must hold something the person typed, not only a harness's preamble or marks
     slug = head["slug"] if head else session_slug(located.harness, located.session_id)
-    pinned = TranscriptChoice(transcript=located.path, session=located.session_id, harness=located.harness)
+    chosen = {item["turn"] for item in items}
+    # The turns already read, handed to the checkpoint so that it copies the meat from them: the transcript is
+    # read once per rescue, whatever the number of revisions.
+    pinned = TranscriptChoice(transcript=located.path, session=located.session_id, harness=located.harness,
+                              read=tuple(t for t in turns if t.id in chosen))  # fmt: skip
     reply: dict[str, Any] | None = None
     base = head["revision_id"] if head else None
     for start in range(0, len(items), MAX_LIST):
@@ -129,13 +161,14 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str) -> Rescued:
                           next={"move": "hold"}, notes=_provenance(key, trigger))  # fmt: skip
         else:
             intent["base_revision_id"] = base
-        reply = checkpoint(ctx, intent, NoteOptions(), pinned)
+        last = start + MAX_LIST >= len(items)  # the note shows the head: rendered once, for the last revision
+        reply = checkpoint(ctx, intent, NoteOptions() if last else NoteOptions(no_note=True), pinned)
         base = reply["revision_id"]
     if reply is None:  # nothing new: the work (if any) is still the one to resume
         return Rescued(head["work_id"] if head else None, slug if head else None, base,
-                       head["revision_number"] if head else None, 0, tuple(skipped), key)  # fmt: skip
+                       head["revision_number"] if head else None, 0, tuple(skipped), key, read)  # fmt: skip
     return Rescued(reply["work_id"], reply["slug"], reply["revision_id"], reply["revision_number"], len(items),
-                   tuple(skipped), key)  # fmt: skip
+                   tuple(skipped), key, read)  # fmt: skip
 
 
 def _provenance(session: str, trigger: str) -> str:

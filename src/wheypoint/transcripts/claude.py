@@ -19,13 +19,14 @@ from wheypoint.transcripts.claude_kinds import classify
 from wheypoint.transcripts.claude_turns import TurnReader
 from wheypoint.transcripts.homes import claude_roots
 from wheypoint.transcripts.lines import BOM, HEAD_DAMAGE, loads
-from wheypoint.transcripts.model import PROMPT, USER_KINDS, ReadStats, SessionInfo
+from wheypoint.transcripts.model import MARKED, PROMPT, USER_KINDS, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
+    from wheypoint.transcripts.lines import ReadPoint
     from wheypoint.transcripts.model import Turn
 
 HARNESS = "claude-code"
@@ -203,6 +204,16 @@ def _agent_head(path: str) -> tuple[str | None, str | None, str]:
     except OSError:
         pass
     return session_id, agent_id, stamp
+
+
+def read_from(
+    path: str | os.PathLike[str], stats: ReadStats, start: ReadPoint | None, kinds: frozenset[str] | None = None
+) -> Iterator[Turn]:
+    """The main file's turns after `start` (see lines.read_jsonl), its subagent files left out: what a rescue,
+    which keeps the main thread only, reads again as the file grows."""
+    user_only = kinds is not None and kinds <= frozenset((*USER_KINDS, MARKED))
+    marked = user_only and MARKED in (kinds or ())
+    return TurnReader(stats).read(os.fspath(path), user_only=user_only, start=start, marked=marked)
 
 
 def _agent_files(folder: str) -> list[str]:

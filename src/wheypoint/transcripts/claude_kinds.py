@@ -49,7 +49,49 @@ def not_for_the_user(line: bytes) -> str | None:
         return None
     start = at + len(_MESSAGE)
     role = line.find(_ASSISTANT_ROLE, start, start + 1024)
-    return "assistant (not requested)" if role >= 0 and line.find(b"{", start, role) < 0 else None
+    if role >= 0 and line.find(b"{", start, role) < 0:
+        return _NOT_REQUESTED
+    return "tool results (not requested)" if _only_tool_results(line, start) else None
+
+
+def not_for_the_user_or_marked(line: bytes) -> str | None:
+    """`not_for_the_user`, but an agent's line holding `ckpt` (a trailer may be in it: transcripts/harvest.py) is
+    decoded: what a rescue reads, the user's turns and the turns the agent marked."""
+    reason = not_for_the_user(line)
+    return None if reason == _NOT_REQUESTED and _MARK in line else reason
+
+
+_NOT_REQUESTED = "assistant (not requested)"
+_MARK = b"ckpt"
+_USER_CONTENT = b'"role":"user","content":['
+_RESULT_FIRST = (b'{"tool_use_id":', b'{"type":"tool_result"')
+_TEXT_BLOCK = b'"type":"text"'
+# What stands just before a `"type":"text"` that cannot be a block of the message's own content list, whose first
+# block is a tool result: the first element of a nested list (a tool result's content), or the type of the
+# record's `toolUseResult` object.
+_NOT_A_MESSAGE_BLOCK = (b'"content":[{', b'"toolUseResult":{')
+
+
+def _only_tool_results(line: bytes, start: int) -> bool:
+    """A user line whose message content is tool results alone (half of a session's bytes), from raw bytes.
+
+    Exact, as above: the message object opens with its role and a content list whose first element is a tool
+    result, and every `"type":"text"` on the line (outside a string, a real key) is one that cannot be a block of
+    that list. Any other text key, even a nested one, only makes the line decoded, never wrongly skipped. Such a
+    line yields tool_result turns only, never one of the user's own.
+    """
+    if not line.startswith(_USER_CONTENT, start):
+        return False
+    at = start + len(_USER_CONTENT)
+    if not line.startswith(_RESULT_FIRST, at):
+        return False
+    while True:
+        at = line.find(_TEXT_BLOCK, at)
+        if at < 0:
+            return True
+        if not any(line.endswith(before, 0, at) for before in _NOT_A_MESSAGE_BLOCK):
+            return False
+        at += len(_TEXT_BLOCK)
 
 
 # Leading text of a user message -> its kind. Checked after isMeta / isCompactSummary.

@@ -44,8 +44,8 @@ from __future__ import annotations
 import json
 import os
 
-from wheypoint.transcripts.claude_kinds import classify, not_for_the_user, progress_line
-from wheypoint.transcripts.lines import read_jsonl
+from wheypoint.transcripts.claude_kinds import classify, not_for_the_user, not_for_the_user_or_marked, progress_line
+from wheypoint.transcripts.lines import ReadPoint, read_jsonl
 from wheypoint.transcripts.model import (
     ASSISTANT,
     COMPACTION_SUMMARY,
@@ -127,8 +127,9 @@ class TurnReader:
         return str(uuid)
 
     def read(
-        self, path: str | os.PathLike[str], agent: str | None = None, source: str | None = None, user_only: bool = False
-    ) -> Iterator[Turn]:
+        self, path: str | os.PathLike[str], agent: str | None = None, source: str | None = None,
+        user_only: bool = False, start: ReadPoint | None = None, marked: bool = False,
+    ) -> Iterator[Turn]:  # fmt: skip
         stats = self.stats
         unknown, skipped = stats.unknown, stats.skipped
         roots: dict[str, str] = {}  # sidechain line uuid -> its chain's first uuid
@@ -139,7 +140,8 @@ class TurnReader:
             raise IsADirectoryError(21, "Is a directory", os.fspath(path))
         progress = 0  # the commonest skipped type, counted locally and added to stats at the end
         last_line = extra = 0
-        for number, rec in read_jsonl(path, stats, skip=not_for_the_user if user_only else progress_line):
+        skip = (not_for_the_user_or_marked if marked else not_for_the_user) if user_only else progress_line
+        for number, rec in read_jsonl(path, stats, skip=skip, start=start):
             if number != last_line:
                 last_line, extra = number, 0
             else:  # another record on the same line (its newline was lost): ids must still differ

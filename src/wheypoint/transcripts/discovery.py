@@ -267,3 +267,21 @@ def turns_of(located: Located, stats: Any, kinds: frozenset[str] | None = None) 
                 stats.invalid_utf8 += 1
     except OSError as exc:
         raise Refusal("transcript-unreadable", f"cannot read {located.path}: {exc.strerror or exc}") from None
+
+
+def resumable(located: Located) -> bool:
+    """Whether the session's reader can resume an append-only file where an earlier read stopped."""
+    return hasattr(reader(located.harness), "read_from")
+
+
+def turns_from(located: Located, stats: Any, start: Any, kinds: frozenset[str] | None = None) -> Iterator[Any]:
+    """The turns of the session's main file after `start` (a `lines.ReadPoint`; None: from its beginning), for a
+    reader that is `resumable`: `stats.read_point` then says where this read stopped. Same refusals as turns_of."""
+    try:
+        for turn in reader(located.harness).read_from(located.path, stats, start, kinds):
+            if _printable(turn):
+                yield turn
+            else:
+                stats.invalid_utf8 += 1
+    except OSError as exc:
+        raise Refusal("transcript-unreadable", f"cannot read {located.path}: {exc.strerror or exc}") from None

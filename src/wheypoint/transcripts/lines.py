@@ -13,10 +13,12 @@ readers that decode a few records at a time (heads, tails, single files).
 from __future__ import annotations
 
 import json
+import os
+
+from wheypoint.model.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import os
     from collections.abc import Callable, Iterator
     from typing import Any, BinaryIO
 
@@ -120,31 +122,98 @@ def _records(text: str, stats: ReadStats) -> list[Any]:
         found.append(value)
 
 
+class ReadPoint(Record):
+    """Where a read of an append-only JSONL file stopped: the offset just past its last complete line, and the
+    number of lines before that offset."""
+
+    offset: int
+    line: int
+
+
+_TAIL_CHECK = 4096  # the bytes before a read point that must be unchanged for a resumed read
+
+
+def read_mark(path: str | os.PathLike[str], point: ReadPoint) -> dict[str, Any] | None:
+    """What to remember of a read that stopped at `point`, to tell later whether the file only grew since: its
+    device and inode, the offset and line count, and a digest of the bytes just before the offset."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as handle:
+            facts = os.fstat(handle.fileno())
+            handle.seek(max(0, point.offset - _TAIL_CHECK))
+            tail = handle.read(min(point.offset, _TAIL_CHECK))
+    except OSError:
+        return None
+    return {"offset": point.offset, "line": point.line, "dev": facts.st_dev, "ino": facts.st_ino,
+            "tail": hashlib.sha256(tail).hexdigest()}  # fmt: skip
+
+
+def resume_point(path: str | os.PathLike[str], mark: Any) -> ReadPoint | None:
+    """Where to resume reading `path` after the read `mark` remembers (see read_mark), or None to read it whole:
+    when the mark is missing or malformed, or the file is another one (replaced or rotated: another inode),
+    shorter than the offset (truncated), or changed before it (rewritten in place)."""
+    import hashlib
+
+    if not isinstance(mark, dict) or not all(type(mark.get(k)) is int for k in ("offset", "line", "dev", "ino")):
+        return None
+    offset = mark["offset"]
+    if offset < 0 or mark["line"] < 0:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            facts = os.fstat(handle.fileno())
+            if (facts.st_dev, facts.st_ino) != (mark["dev"], mark["ino"]) or facts.st_size < offset:
+                return None
+            handle.seek(max(0, offset - _TAIL_CHECK))
+            tail = handle.read(min(offset, _TAIL_CHECK))
+    except OSError:
+        return None
+    return ReadPoint(offset, mark["line"]) if hashlib.sha256(tail).hexdigest() == mark.get("tail") else None
+
+
 def read_jsonl(
-    path: str | os.PathLike[str], stats: ReadStats, max_line: int = MAX_LINE_BYTES, skip: SkipTest | None = None
-) -> Iterator[tuple[int, Any]]:
+    path: str | os.PathLike[str], stats: ReadStats, max_line: int = MAX_LINE_BYTES, skip: SkipTest | None = None,
+    start: ReadPoint | None = None,
+) -> Iterator[tuple[int, Any]]:  # fmt: skip
     """(1-based line number, decoded JSON value) for every readable line of a JSONL file.
 
     `skip`, when given, sees each complete line's raw bytes first; a reason it returns counts the
     line under that reason (or as a duplicate) without decoding it: a reader uses it to pass over
     bulky bookkeeping records it recognises by their opening bytes.
+
+    `start` resumes a read where an earlier one stopped (lines keep their numbers); when the file is read to its
+    end, `stats.read_point` says where this one stopped: past the last complete line, so a line still being
+    written is read whole next time. Whether the file is still the one read before is the caller's to check.
     """
     with open(path, "rb") as handle:
         readline = handle.readline
         number = 0
+        position = 0  # the offset just past the last complete line
+        if start is not None:
+            handle.seek(start.offset)
+            number, position = start.line, start.offset
         while True:
             line = readline(max_line + 1)
             if not line:
+                # A last line without its newline (still being written) is not counted: it is read again whole.
+                stats.read_point = ReadPoint(position, number - (position != handle.tell()))
                 return
             number += 1
             complete = line[-1:] == b"\n"
             if len(line) > max_line and not complete:
                 stats.oversized += 1
+                size = len(line)
                 while True:  # skip the rest of the long line without holding it
                     rest = readline(_SKIP_CHUNK)
+                    size += len(rest)
                     if not rest or rest.endswith(b"\n"):
                         break
+                if rest:
+                    position += size
                 continue
+            if complete:
+                position += len(line)
             if len(line) < 4 and not line.strip():
                 continue
             if skip is not None and complete:

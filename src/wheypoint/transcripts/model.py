@@ -14,6 +14,10 @@ from collections import Counter
 
 from wheypoint.model.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wheypoint.transcripts.lines import ReadPoint
+
 # The kinds of turn. The first four are the user's own intent and what `turns` shows by default.
 PROMPT = "prompt"  # typed by the person
 QUEUED_PROMPT = "queued_prompt"  # typed while the agent was working
@@ -32,6 +36,8 @@ TOOL_RESULT = "tool_result"
 SYSTEM = "system"
 
 USER_KINDS = (PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND)
+# Not a kind: in a reader's `kinds` hint, "and the agent's turns that may hold a trailer" (a `ckpt` in the text).
+MARKED = "marked"
 ALL_KINDS = (
     PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND, SHELL_OUTPUT, COMMAND_OUTPUT, META,
     COMPACTION_SUMMARY, PLAN, INTERRUPTION, ASSISTANT, THINKING, TOOL_CALL, TOOL_RESULT, SYSTEM,
@@ -85,6 +91,7 @@ class ReadStats:
         self.duplicates = 0  # records already seen (replayed history, event/response pairs)
         self.unknown: Counter[str] = Counter()  # record types this reader does not know, by type
         self.skipped: Counter[str] = Counter()  # known records that hold no turn (progress, token counts), by type
+        self.read_point: ReadPoint | None = None  # where a JSONL read that reached the end stopped (lines.read_jsonl)
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -1,0 +1,198 @@
+"""The rescue reads a transcript once, and later only what was appended: grown, rewritten, truncated, rotated files.
+
+Each test drives the real hook (`wheypoint hook PreCompact --harness claude-code` in a subprocess) on a Claude Code
+session in a real git checkout, and checks what the store kept, byte for byte, against what a whole read finds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import HARNESS_VARIABLES, make_repo, shared_path
+from wheypoint.transcripts.lines import ReadPoint, read_jsonl, read_mark, resume_point
+from wheypoint.transcripts.model import ReadStats
+
+SESSION_ID = "7e57a11c-0000-4000-8000-00000000cafe"
+SLUG = "session-claude-code-7e57a11c"
+
+
+class Scene:
+    """A checkout, a store home and a growing Claude Code transcript of one session."""
+
+    def __init__(self, root: Path) -> None:
+        self.repo = make_repo(root / "repo")
+        self.home = root / "home"
+        self.path = root / "projects" / f"{SESSION_ID}.jsonl"
+        self.path.parent.mkdir(parents=True)
+        self.count = 0
+
+    def record(self, kind: str, text: str, **extra: Any) -> str:
+        self.count += 1
+        uuid = f"00000000-0000-4000-8000-{self.count:012d}"
+        message: dict[str, Any] = {"role": kind, "content": text}
+        if kind == "assistant":
+            message = {"id": f"msg_{self.count}", "role": "assistant", "content": [{"type": "text", "text": text}]}
+        record = {"parentUuid": None, "isSidechain": False, "cwd": str(self.repo), "sessionId": SESSION_ID,
+                  "type": kind, "message": message, "uuid": uuid,
+                  "timestamp": self.clock(), **extra}  # fmt: skip
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    def clock(self) -> str:
+        """Now, as the harness stamps a record it writes (a turn after a rescue is newer than the rescue)."""
+        import time
+
+        return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 1))
+
+    def append(self, *lines: str) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write("".join(lines))
+
+    def hook(self, event: str = "PreCompact") -> dict[str, Any]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
+        env.update(WHEYPOINT_HOME=str(self.home), HOME=str(self.home))
+        payload = {"session_id": SESSION_ID, "transcript_path": str(self.path), "cwd": str(self.repo),
+                   "hook_event_name": event, "trigger": "auto"}  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "wheypoint", "hook", event, "--harness", "claude-code"],
+                              input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=self.repo,
+                              timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    def kept(self) -> list[str]:
+        """The meat texts of the session's work, oldest first (sqlite3 on the store: no wheypoint read)."""
+        import sqlite3
+
+        db = sqlite3.connect(self.home / "store.sqlite3")
+        try:
+            row = db.execute("SELECT r.record_json FROM revisions r JOIN works w ON w.head_revision_id = r.revision_id "
+                             "WHERE w.slug = ?", (SLUG,)).fetchone()  # fmt: skip
+        finally:
+            db.close()
+        return [] if row is None else [m["text"] for m in json.loads(row[0])["meat"]]
+
+    def mark(self) -> dict[str, Any]:
+        state = json.loads(next((self.home / "hooks").glob("*.json")).read_text(encoding="utf-8"))
+        found: dict[str, Any] = state["sessions"][f"claude-code:{SESSION_ID}"]["read"]
+        return found
+
+
+@pytest.fixture
+def scene(tmp_path: Path) -> Scene:
+    return Scene(tmp_path)
+
+
+def test_a_second_rescue_reads_only_what_was_appended(scene: Scene) -> None:
+    # The long reply puts the first line farther back than the bytes a resumed read checks.
+    scene.append(scene.record("user", "First: the retry helper."), scene.record("assistant", "On it." + "x" * 5000))
+    assert "kept 1 turn(s)" in scene.hook()["systemMessage"]
+    first = scene.mark()
+    assert first["offset"] == scene.path.stat().st_size and first["line"] == 2
+    # That first line is overwritten in place by a prompt of the same length: only a read of the whole file could
+    # find it. The resumed read never sees it.
+    lines = scene.path.read_bytes().splitlines(keepends=True)
+    planted = lines[0].replace(b"First: the retry helper.", b"Planted: never read!!!!!")
+    assert len(planted) == len(lines[0])
+    scene.hook("Stop")  # grew too little for a Stop: nothing read, nothing written
+    with scene.path.open("r+b") as handle:
+        handle.write(planted)
+    scene.append(scene.record("user", 'Second, with "quotes" and ünïcödé.\nTwo lines.'))
+    assert "kept 1 turn(s)" in scene.hook()["systemMessage"]
+    assert scene.kept() == ["First: the retry helper.", 'Second, with "quotes" and ünïcödé.\nTwo lines.']
+    assert scene.mark()["offset"] == scene.path.stat().st_size and scene.mark()["line"] == 3
+
+
+def test_nothing_new_reads_neither_the_store_nor_the_transcript(scene: Scene) -> None:
+    scene.append(scene.record("user", "Only prompt."))
+    scene.hook()
+    store = scene.home / "store.sqlite3"
+    store.rename(scene.home / "aside")
+    store.write_bytes(b"not a database " * 100)  # a read of the store would now fail and be logged
+    try:
+        assert scene.hook() == {}
+    finally:
+        (scene.home / "aside").replace(store)
+    log = [json.loads(line) for line in (scene.home / "hooks" / "hook.log").read_text().splitlines()]
+    assert "error" not in log[-1] and log[-1]["kept"] == 0, log[-1]
+    state = json.loads(next((scene.home / "hooks").glob("*.json")).read_text())
+    assert state["pending"]["work_id"].startswith(SLUG)  # the compaction still hands that work to the next session
+
+
+@pytest.mark.parametrize("change", ["truncated", "rotated", "rewritten"])
+def test_a_file_that_did_not_only_grow_is_read_whole_again(scene: Scene, change: str) -> None:
+    scene.append(scene.record("user", "Kept first."), scene.record("assistant", "Fine."))
+    scene.hook()
+    if change == "truncated":  # cut before the last read's end, then written on: the offset is past the new end
+        scene.path.write_bytes(scene.path.read_bytes()[:10])
+        scene.path.write_text(scene.record("user", "After the cut."), encoding="utf-8")
+    elif change == "rotated":  # moved away and started anew at the same path, longer than before
+        scene.path.rename(scene.path.with_suffix(".old"))
+        scene.append(scene.record("user", "In the new file." + " " * 400), scene.record("user", "And its second."))
+    else:  # rewritten in place: the same inode and a longer file, but the bytes before the offset differ
+        text = scene.path.read_text(encoding="utf-8").replace("Fine.", "Good.")
+        with scene.path.open("r+", encoding="utf-8") as handle:
+            handle.write(text)
+        scene.append(scene.record("user", "Appended after the rewrite."))
+    scene.hook()
+    expected = {"truncated": ["Kept first.", "After the cut."],
+                "rotated": ["Kept first.", "In the new file." + " " * 400, "And its second."],
+                "rewritten": ["Kept first.", "Appended after the rewrite."]}[change]  # fmt: skip
+    assert scene.kept() == expected
+    assert scene.mark()["offset"] == scene.path.stat().st_size
+
+
+def test_a_line_still_being_written_is_read_whole_the_next_time(scene: Scene) -> None:
+    scene.append(scene.record("user", "Complete."))
+    whole = scene.record("user", "Written in two parts.")
+    scene.append(whole[:20])  # the harness is mid-write when the hook runs
+    scene.hook()
+    assert scene.kept() == ["Complete."] and scene.mark()["offset"] == scene.path.stat().st_size - 20
+    scene.append(whole[20:])
+    scene.hook()
+    assert scene.kept() == ["Complete.", "Written in two parts."]
+
+
+def test_rescues_after_each_append_keep_what_one_whole_rescue_keeps(tmp_path: Path) -> None:
+    """A real corpus session fed in slices: the incremental rescues add up to the whole file's rescue, text for text."""
+    lines = shared_path("corpus", "claude-code", "entire-18-4069756ffc-0.jsonl").read_bytes().splitlines(True)
+    source = [line.replace(b'"sessionId":"', b'"sessionId":"' + SESSION_ID.encode() + b'","was":"') for line in lines]
+    sliced, whole = Scene(tmp_path / "sliced"), Scene(tmp_path / "whole")
+    # Each slice is stamped when it is appended, as a harness stamps what it writes: a rescue keeps what came after
+    # the work's last revision.
+    stamp = re.compile(rb'"timestamp":"[^"]*"')
+    cuts = [0, len(source) // 5, len(source) // 2, len(source) - 3, len(source)]
+    for start, end in itertools.pairwise(cuts):
+        now = f'"timestamp":"{sliced.clock()}"'.encode()
+        with sliced.path.open("ab") as handle:
+            handle.write(stamp.sub(now, b"".join(source[start:end])))
+        sliced.hook()
+    whole.path.write_bytes(b"".join(source))
+    whole.hook()
+    assert len(whole.kept()) >= 3 and sorted(sliced.kept()) == sorted(whole.kept())
+
+
+def test_read_marks_refuse_what_they_cannot_vouch_for(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":2}\n{"c"')
+    stats = ReadStats()
+    assert [n for n, _ in read_jsonl(path, stats)] == [1, 2] and stats.truncated_tail
+    point = stats.read_point
+    assert point == ReadPoint(16, 2)
+    mark = read_mark(path, point)
+    assert mark is not None and resume_point(path, mark) == point
+    for broken in (None, [], {}, {**mark, "offset": True}, {**mark, "offset": -1}, {**mark, "ino": mark["ino"] + 1},
+                   {**mark, "tail": "0" * 64}, {**mark, "offset": 10_000}):  # fmt: skip
+        assert resume_point(path, broken) is None, broken
+    resumed = ReadStats()
+    path.write_bytes(b'{"a":1}\n{"b":2}\n{"c":3}\n')
+    assert list(read_jsonl(path, resumed, start=point)) == [(3, {"c": 3})]
+    assert resumed.read_point == ReadPoint(24, 3) and resumed.lines == 1
