@@ -193,16 +193,19 @@ def test_gemini_cli(scene: tuple[Scratch, Path], program: list[str]) -> None:
     common = {"session_id": GEMINI_SESSION, "transcript_path": str(harness.transcript), "cwd": str(repo),
               "timestamp": "2026-12-01T03:00:00.000Z"}  # fmt: skip
 
-    answer = harness.fire("PreCompress", {**common, "hook_event_name": "PreCompress", "trigger": "auto"})
+    # Gemini fires PreCompress at the start of every turn: an automatic one on a small session keeps nothing.
+    assert harness.fire("PreCompress", {**common, "hook_event_name": "PreCompress", "trigger": "auto"}) == {}
+    answer = harness.fire("PreCompress", {**common, "hook_event_name": "PreCompress", "trigger": "manual"})
     record = rescued(harness, answer)
     assert len(record["meat"]) == len(harness.user_turns())
 
-    _resumed(
-        harness,
-        {**common, "hook_event_name": "SessionStart", "source": "resume"},
-        {**common, "hook_event_name": "BeforeAgent", "prompt": "go on"},
-        record,
-    )
+    # Gemini glues SessionStart's context onto the prompt (and drops it on resume): BeforeAgent carries it, once.
+    assert harness.fire("SessionStart", {**common, "hook_event_name": "SessionStart", "source": "resume"}) == {}
+    prompt = {**common, "hook_event_name": "BeforeAgent", "prompt": "go on"}
+    answer = harness.fire("BeforeAgent", prompt)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    packet_of(answer["hookSpecificOutput"]["additionalContext"], record)
+    assert harness.fire("BeforeAgent", prompt) == {}
 
 
 def test_a_harness_that_never_sent_sessionstart_gets_the_packet_with_the_next_prompt(

@@ -42,6 +42,9 @@ CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")  # the events whose output
 MAX_PAYLOAD = 1024 * 1024
 DEFAULT_BUDGET = 10000  # characters of context a SessionStart packet may take
 STOP_GROWTH = 64 * 1024  # bytes a transcript grows by before a Stop takes another rescue
+# The share of the model's context the last reply read past which a Gemini PreCompress rescues: Gemini CLI
+# compresses at half by default (model.compressionThreshold or a server-side flag may set it lower).
+GEMINI_NEAR_COMPRESS = 0.2
 TAIL_ROOM = 128  # the closing line's most: its slug has at most 48 characters and its revision id 20
 QUIET_EVENTS = ("Stop", "UserPromptSubmit")  # they fire on every turn: what goes wrong there goes to the log only
 
@@ -179,6 +182,8 @@ def _session_key(harness: str, payload: dict[str, Any]) -> str:
 
 def _pre_compact(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
     trigger = str(payload["trigger"]) if payload.get("trigger") in ("manual", "auto") else "auto"
+    if harness == "gemini" and trigger == "auto" and not _gemini_compress_due(ctx, payload, answer):
+        return
     _rescue(ctx, harness, payload, trigger, answer)
     if harness == "opencode" and answer.log.get("work_id"):
         answer.context = _packet(ctx, answer.log["work_id"], budget)
@@ -223,6 +228,9 @@ def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answ
 
 
 def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
+    if harness == "gemini":  # Gemini glues this context onto the prompt, then drops that prompt on resume
+        answer.log["skipped"] = "gemini: the packet goes with the session's first prompt (BeforeAgent)"
+        return
     project = ctx.project_key()
     state = memory.load(ctx.environ, project)
     pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
@@ -242,12 +250,52 @@ def _user_prompt(ctx: Context, harness: str, payload: dict[str, Any], budget: in
     project = ctx.project_key()
     state = memory.load(ctx.environ, project)
     pending = memory.undelivered(state, _session_key(harness, payload))
+    if harness == "gemini":
+        _gemini_prompt(ctx, payload, budget, answer, state, pending)
+        return
     if pending is None:
         return
     answer.context = _packet(ctx, pending["work_id"], budget)
     answer.log.update(work_id=pending["work_id"], chars=len(answer.context))
     memory.mark_delivered(state, _session_key(harness, payload))
     memory.save(ctx.environ, project, state)
+
+
+def _gemini_compress_due(ctx: Context, payload: dict[str, Any], answer: _Answer) -> bool:
+    """Whether an automatic PreCompress may be a real compression: Gemini CLI fires it at the start of every turn,
+    before its own threshold check. Due when the context the model last read is near that threshold (the last
+    reply's recorded input tokens over the model's limit, GEMINI_NEAR_COMPRESS), or the transcript grew as much as
+    a Stop needs (STOP_GROWTH since the last rescue)."""
+    from wheypoint.transcripts.gemini import context_share
+
+    path = _choice("gemini", payload).locate(ctx).path
+    share = context_share(path)
+    if share is not None and share >= GEMINI_NEAR_COMPRESS:
+        return True
+    seen = memory.load(ctx.environ, ctx.project_key()).get("sessions", {}).get(_session_key("gemini", payload), {})
+    if _size(path) - int(seen.get("size", 0)) >= STOP_GROWTH:
+        return True
+    answer.log.update(skipped="no compression near: the context is small and grew too little", share=share)
+    return False
+
+
+def _gemini_prompt(ctx: Context, payload: dict[str, Any], budget: int, answer: _Answer, state: dict[str, Any],
+                   pending: dict[str, Any] | None) -> None:  # fmt: skip
+    """Gemini's BeforeAgent carries the packet SessionStart gives elsewhere: the pending work's when this session
+    has not had it, else the project's newest work's once per session. Gemini adds it as a part after the
+    prompt, so the prompt's text stays the message's start and a resume keeps it."""
+    key = _session_key("gemini", payload)
+    facts = memory.session_state(state, key)
+    work_id = pending["work_id"] if pending else None
+    if work_id is None and not facts.get("packet"):
+        work_id = _newest_work(ctx, ctx.project_key())
+    if not work_id:
+        return
+    answer.context = _packet(ctx, work_id, budget)
+    answer.log.update(work_id=work_id, chars=len(answer.context))
+    facts["packet"] = work_id
+    memory.mark_delivered(state, key)
+    memory.save(ctx.environ, ctx.project_key(), state)
 
 
 def _newest_work(ctx: Context, project: str) -> str | None:

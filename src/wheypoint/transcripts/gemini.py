@@ -168,6 +168,33 @@ def read_turns(
             continue
 
 
+def context_share(path: str, tail: int = 256 * 1024) -> float | None:
+    """How full the model's context was on the session's last reply: its recorded input tokens over the model's
+    token limit (Gemini CLI's tokenLimit: 256,000 for Gemma 4, else 1,048,576). None when the last `tail`
+    bytes of the file hold no reply with a token count (an older form, a new session, an unreadable file)."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - tail))
+            lines = handle.read(tail).split(b"\n")
+    except OSError:
+        return None
+    for line in reversed(lines[1:] if size > tail else lines):
+        if b'"tokens"' not in line:
+            continue
+        try:
+            record = loads(line)
+        except ValueError:
+            continue
+        tokens = record.get("tokens") if type(record) is dict and record.get("type") == "gemini" else None
+        count = tokens.get("input") if type(tokens) is dict else None
+        if type(count) is int and count >= 0:
+            model = record.get("model")
+            gemma = type(model) is str and model.startswith("gemma-4")
+            return count / (256_000 if gemma else 1_048_576)
+    return None
+
+
 # ---------------------------------------------------------------- discovery
 
 

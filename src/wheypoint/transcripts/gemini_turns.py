@@ -12,6 +12,17 @@ a different `content` follows as `meta` (`<id>#2`), so `--all` shows what the mo
 wrote itself to make the model go on ("System: Please continue." after an invalid stream; "Please continue."
 after the next-speaker check, which carries the original prompt's displayContent) is `meta`, never a prompt.
 
+Hook context. Gemini CLI hands a hook's additionalContext to the model inside the user message: SessionStart's
+as `<hook_context>...</hook_context>\n\n` before the prompt's text (headless), or as a message of its own
+(interactive); BeforeAgent's as a text part of its own after the prompt. The typed text is read without those
+wrappers; a message that holds nothing else is `meta`, and so is the `<session_context>` preamble the CLI
+writes as the first user message of every session.
+
+History rewrites. A compression stores a `$set.messages` list: the preamble, the summary (a user message,
+followed by the CLI's fixed acknowledgement; `compaction_summary`), then the kept end of the history, whose
+messages may come back under new ids: a new message there whose type and text were already read is counted as
+a duplicate, so each prompt is read once.
+
 Choices. Rewound messages are still yielded: the person typed those words, and wheypoint keeps evidence, not the
 agent's current view. A rewritten message is yielded once, with its final content, at the line where it first
 appeared; since only the latest message is ever rewritten, one message of look-ahead is enough. Memory: that one
@@ -53,6 +64,9 @@ _SYSTEM_TYPES = frozenset(("info", "error", "warning"))
 # with a displayContent beside it (the CLI passes the original prompt's), since a person may type it too.
 _INJECTED = "System: Please continue."
 _CONTINUE = "Please continue."
+_ACK = "Got it. Thanks for the additional context!"  # the CLI's model turn after a compression summary
+_HOOK_OPEN, _HOOK_CLOSE = "<hook_context>", "</hook_context>"
+_PREAMBLE = "<session_context>"
 _MARKS = frozenset("/!<")  # the first characters that can make a user message something other than a prompt
 _PLAIN_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/!<")
 
@@ -105,6 +119,8 @@ def user_kind(text: str) -> str:
         return PROMPT
     if head.startswith("<state_snapshot>"):
         return COMPACTION_SUMMARY  # the synthetic user turn that carries a compression summary
+    if head.startswith((_PREAMBLE, _HOOK_OPEN)):
+        return META  # the CLI's own preamble, or hook context it could not be told apart from (never a prompt)
     if head.startswith("/") and not head.startswith(("//", "/*")):
         return SLASH_COMMAND
     if head.startswith("!"):
@@ -112,14 +128,38 @@ def user_kind(text: str) -> str:
     return PROMPT
 
 
+def _unhooked(text: str) -> str:
+    """A text without the `<hook_context>...</hook_context>` wrappers Gemini CLI puts before a prompt."""
+    while text.startswith(_HOOK_OPEN):
+        end = text.find(_HOOK_CLOSE)
+        if end < 0:
+            return text
+        text = text[end + len(_HOOK_CLOSE) :].removeprefix("\n\n")
+    return text
+
+
+def _is_hook_part(part: Any) -> bool:
+    text = part.get("text") if type(part) is dict else None
+    return type(text) is str and text.startswith(_HOOK_OPEN) and text.endswith(_HOOK_CLOSE)
+
+
+def _typed(content: Any) -> str | None:
+    """The text of a user message's content without the hook context Gemini CLI added to it (see the module)."""
+    if type(content) is list and len(content) > 1 and any(_is_hook_part(part) for part in content):
+        content = [part for part in content if not _is_hook_part(part)]
+    text = _text(content)
+    return _unhooked(text) if text else text
+
+
 def user_text(message: dict[str, Any]) -> str | None:
-    """What the person typed: displayContent when the CLI stored one (content then holds expansions), else content."""
+    """What the person typed: displayContent when the CLI stored one (content then holds expansions), else content;
+    without hook context either way."""
     display = message.get("displayContent")
     if display is not None:
-        text = _text(display)
+        text = _typed(display)
         if text:
             return text
-    return _text(message.get("content"))
+    return _typed(message.get("content"))
 
 
 def _result_text(call: dict[str, Any]) -> str | None:
@@ -155,8 +195,11 @@ def _result_text(call: dict[str, Any]) -> str | None:
 
 
 def message_turns(message: dict[str, Any], position: int, stats: ReadStats, agent: str | None,
-                   source: str | None) -> list[Turn]:  # fmt: skip
-    """The turns of one message record; the first keeps the message id, the next ones get `#2`, `#3`, ..."""
+                   source: str | None, summary: bool = False) -> list[Turn]:  # fmt: skip
+    """The turns of one message record; the first keeps the message id, the next ones get `#2`, `#3`, ...
+
+    `summary`: the message is a user message the CLI wrote to carry a compression summary.
+    """
     mid: str = message["id"]
     kind = message.get("type")
     timestamp = message.get("timestamp")
@@ -171,6 +214,10 @@ def message_turns(message: dict[str, Any], position: int, stats: ReadStats, agen
         if text is None:
             stats.malformed += 1
             return []
+        if summary and text:
+            return [Turn(mid, COMPACTION_SUMMARY, timestamp, text, position, agent, source)]
+        if not text and sent:  # hook context alone: what the model read, nothing the person typed
+            return [Turn(mid, META, timestamp, sent, position, agent, source)]
         made = [Turn(mid, user_kind(text), timestamp, text, position, agent, source)] if text else []
         if sent and sent != text:  # what the typed text expanded to
             made.append(Turn(f"{mid}#2", META, timestamp, sent, position, agent, source))
@@ -230,13 +277,32 @@ def _gemini_turns(message: dict[str, Any], mid: str, timestamp: str | None, posi
 # ---------------------------------------------------------------- the JSONL record stream
 
 
+def _said(message: dict[str, Any]) -> str | None:
+    """A message's type and text, what tells a copy under a new id from the original (None: nothing to tell by)."""
+    kind = message.get("type")
+    text = user_text(message) if kind == "user" else _text(message.get("content"))
+    return f"{kind}\0{hash(text)}" if text and type(kind) is str else None
+
+
+def _is_ack(message: Any) -> bool:
+    return type(message) is dict and message.get("type") == "gemini" and _text(message.get("content")) == _ACK
+
+
 def jsonl_turns(path: str | os.PathLike[str], stats: ReadStats, agent: str | None, source: str | None,
                 found: list[str]) -> Iterator[Turn]:  # fmt: skip
     """The turns of one JSONL file in order; the first session id a record names goes into an empty `found`."""
     seen = RecentIds()  # the ids seen lately: bounded memory whatever the file's size
+    said = RecentIds()  # the (type, text) of the messages read lately: a rewritten history's copies are dropped
     pending: dict[str, Any] | None = None  # the latest message, held until a later message shows it is final
     pending_id = None
     pending_at = 0
+
+    def emit(message: dict[str, Any], at: int, summary: bool = False) -> list[Turn]:
+        mark = _said(message)
+        if mark is not None:
+            said.add(mark)
+        return message_turns(message, at, stats, agent, source, summary)
+
     for number, record in read_jsonl(path, stats):
         if type(record) is not dict:
             stats.malformed += 1
@@ -249,8 +315,8 @@ def jsonl_turns(path: str | os.PathLike[str], stats: ReadStats, agent: str | Non
             elif mid in seen:
                 stats.duplicates += 1
             else:
-                if pending is not None:
-                    yield from message_turns(pending, pending_at, stats, agent, source)
+                if pending is not None:  # a summary the CLI recorded alone is followed by its acknowledgement
+                    yield from emit(pending, pending_at, pending.get("type") == "user" and _is_ack(record))
                 seen.add(mid)
                 pending, pending_id, pending_at = record, mid, number
             continue
@@ -275,15 +341,20 @@ def jsonl_turns(path: str | os.PathLike[str], stats: ReadStats, agent: str | Non
             stats.malformed += 1
             continue
         if pending is not None:  # a whole replacement history: what it adds comes after the pending message
-            yield from message_turns(pending, pending_at, stats, agent, source)
+            yield from emit(pending, pending_at)
             pending = pending_id = None
-        for message in messages:
+        for index, message in enumerate(messages):
             if type(message) is not dict or type(message.get("id")) is not str:
                 stats.malformed += 1
             elif message["id"] in seen:
                 stats.duplicates += 1
             else:
                 seen.add(message["id"])
-                yield from message_turns(message, number, stats, agent, source)
+                mark = _said(message)
+                if mark is not None and mark in said:
+                    stats.duplicates += 1  # the kept end of a compressed history, back under a new id
+                    continue
+                summary = message.get("type") == "user" and index + 1 < len(messages) and _is_ack(messages[index + 1])
+                yield from emit(message, number, summary)
     if pending is not None:
-        yield from message_turns(pending, pending_at, stats, agent, source)
+        yield from emit(pending, pending_at)
