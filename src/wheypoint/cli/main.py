@@ -314,6 +314,14 @@ def _hooks(command: Command, args: dict[str, Any]) -> int:
     return _emit(command, reply, args["format"], f"hooks {args['action']}")
 
 
+def _doctor(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.app.doctor import doctor
+
+    reply = doctor(_context(args["project"]), fix=bool(args["fix"]))
+    _emit(command, reply, args["format"])
+    return 0 if reply["healthy"] else 1  # like lint: an answer (`ok: true`) whose exit status is the verdict
+
+
 def _store(command: Command, args: dict[str, Any]) -> int:
     if args["action"] != "copy":
         raise usage(f"takes copy, not {args['action']!r}", parameter="action")
@@ -364,7 +372,7 @@ TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
     "hooks": _hooks, "mcp": _mcp, "store": _store, "link": _link, "unlink": _link, "export": _export, "import": _import,
-    "diff": _diff, "graph": _graph, "join": _join, "split": _split,
+    "diff": _diff, "graph": _graph, "join": _join, "split": _split, "doctor": _doctor,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {

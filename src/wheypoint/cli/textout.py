@@ -138,3 +138,43 @@ def diff(reply: dict[str, Any]) -> str:
     if "meat_added" in changes:
         lines.append(f"  + meat: {len(changes['meat_added'])} turn(s)")
     return "\n".join(lines) if len(lines) > 1 else lines[0] + "\n  (no change)"
+
+
+def doctor(reply: dict[str, Any]) -> str:
+    """The verdict first, then each problem and warning, then per harness what is installed and when it fired."""
+    verdict = "healthy" if reply["healthy"] else f"{len(reply['problems'])} problem(s)"
+    lines = [f"wheypoint doctor: {verdict}"]
+    lines += [f"  fixed: {f['action']} {f['path']}" for f in reply["fixed"]]
+    lines += [f"  PROBLEM {p['code']}: {p['message']}" for p in reply["problems"]]
+    lines += [f"  warning {w['code']}: {w['message']}" for w in reply["warnings"]]
+    for harness, report in reply["harnesses"].items():
+        lines.append(f"{harness}:")
+        for scope in ("user", "project"):
+            place = report.get(scope)
+            if not place:
+                continue
+            events = [e for e in place["events"] if e["installed"]]
+            states = ", ".join(f"{e['event']}" + ("" if e.get("current", True) else " (not current)")
+                               + (f" [{e['trust']['status']}]" if "trust" in e else "") for e in events)  # fmt: skip
+            lines.append(f"  {scope}: {place['path']}: {states or 'no wheypoint hooks'}")
+        for event, facts in report["last_fired"].items():
+            last = facts["last"]
+            did = ", ".join(f"{k} {last[k]}" for k in ("kept", "chars", "skipped", "refused", "error") if k in last)
+            lines.append(f"  {event}: {facts['calls']} call(s), last {last.get('at')}" + (f": {did}" if did else ""))
+        found = report["registrations"]
+        for kind in ("mcp_servers", "skills", "plugins"):
+            lines += [f"  {kind[:-1].replace('_', ' ')} {item['name']} ({item['scope']}): {item['path']}"
+                      for item in found[kind]]  # fmt: skip
+    store = reply["store"]
+    if store.get("readable"):
+        lines.append(f"store: {store.get('location')}: schema {store.get('schema_version')}, "
+                     f"{store.get('size_bytes')} bytes, {store.get('works', 0)} work(s), "
+                     f"{store.get('revisions', 0)} revision(s) verified")  # fmt: skip
+    else:
+        lines.append(f"store: {store.get('location')}: unreadable")
+    notes = reply["notes"]
+    if notes.get("checkout"):
+        lines.append(f"notes of {notes['checkout']}: {notes['current']} current, {notes['stale']} stale, "
+                     f"{notes['hand_edited']} hand-edited, {notes['missing']} missing, "
+                     f"{len(notes['temporaries'])} temporar(ies)")  # fmt: skip
+    return "\n".join(lines)

@@ -97,6 +97,43 @@ def _writer_alive(tail: str) -> bool:
     return True
 
 
+def stray_temps(folder: str) -> list[tuple[str, bool]]:
+    """The temporaries writers left in a folder (`.<name>.<pid>-<ns>-<n>.tmp`, see write_atomic), each with whether
+    it may be swept: its writer is gone, or it is STALE_TEMP_SECONDS old (a live writer's new one is left)."""
+    import re
+
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    found = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    for name in names:
+        match = re.fullmatch(r"\..+\.(\d+-\d+-\d+\.tmp)", name)
+        if not match:
+            continue
+        full = os.path.join(folder, name)
+        try:
+            old = os.stat(full).st_mtime < cutoff
+        except OSError:
+            continue
+        found.append((full, old or not _writer_alive(match.group(1))))
+    return found
+
+
+def sweep_temps(folder: str) -> list[str]:
+    """Remove the temporaries of a folder that stray_temps says may go; the paths removed."""
+    removed = []
+    for path, removable in stray_temps(folder):
+        if removable:
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
+
+
 # Written once into a note folder inside a checkout, so a writer killed mid-write leaves nothing `git add -A` takes.
 IGNORE_FILE = ".gitignore"
 IGNORE_TEXT = "# temporary files of wheypoint writers killed mid-write\n.*.tmp\n"

@@ -89,5 +89,14 @@ class Store(Protocol):
         """commit_many for bulk copies (imports): writes taken one at a time from an iterable, so memory stays
         bounded, all in one transaction; answers (revisions written, revisions already there)."""
 
+    def works_to_check(self) -> list[tuple[str, str, str, str, int]]:
+        """Every work: (work id, project key, slug, head revision id, head number), for `doctor`."""
+
+    def revisions_to_check(self, work_id: str) -> list[tuple[str, int, str | None, str, str, str]]:
+        """A work's revision rows unparsed: (id, number, parent, record_digest column, record JSON, receipt JSON)."""
+
+    def health(self) -> dict[str, Any]:
+        """The backend's own facts: backend, location, exists, schema_version, size_bytes, integrity (see doctor)."""
+
     def close(self) -> None:
         """Release the backend's resources."""

@@ -186,6 +186,28 @@ class SqlStore:
         rows = self._rows("SELECT revision_id, author FROM revisions WHERE work_id = ?", (work_id,))
         return {revision_id: author for revision_id, author in rows}
 
+    # ---------------------------------------------------------------- checks (doctor: app/doctor_store.py)
+
+    def works_to_check(self) -> list[tuple[str, str, str, str, int]]:
+        """Every work of the store: (work id, project key, slug, head revision id, head number), by work id."""
+        sql = "SELECT work_id, project_key, slug, head_revision_id, head_number FROM works ORDER BY work_id"
+        rows = self._rows(sql, ())
+        return [(str(a), str(b), str(c), str(d), int(e)) for a, b, c, d, e in rows]
+
+    def revisions_to_check(self, work_id: str) -> list[tuple[str, int, str | None, str, str, str]]:
+        """A work's stored revision rows as they are, oldest first: (revision id, number, parent, the record_digest
+        column, the record's JSON text, the receipt's JSON text). Nothing is parsed or trusted here."""
+        rows = self._rows(
+            "SELECT revision_id, number, parent_revision_id, record_digest, record_json, revision_json FROM revisions "
+            "WHERE work_id = ? ORDER BY number",
+            (work_id,),
+        )
+        return [(str(a), int(b), c, str(d), str(e), str(f)) for a, b, c, d, e, f in rows]
+
+    def health(self) -> dict[str, Any]:
+        """What the backend itself can say of the store: where, its schema version, its size, its own check."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------------- writes
 
     def commit(

@@ -204,6 +204,19 @@ class PostgresStore(SqlStore):
             (work_id, "\n".join(search_texts(record))),
         )
 
+    def health(self) -> dict[str, Any]:
+        """The server's database: its schema version and size. Pages are the server's to check (`data_checksums`
+        says whether it does); what wheypoint can check is every record's digest and chain (app/doctor_store.py)."""
+        facts: dict[str, Any] = {"backend": "postgresql", "location": self.shown, "exists": self._exists()}
+        if not self._exists():
+            return facts
+        version = self._one("SELECT version FROM wheypoint_schema", ())
+        size = self._one("SELECT pg_database_size(current_database())", ())
+        checksums = self._one("SELECT current_setting('data_checksums')", ())
+        return {**facts, "schema_version": int(version[0]) if version else None,
+                "size_bytes": int(size[0]) if size else None,
+                "integrity": None, "data_checksums": str(checksums[0]) if checksums else None}  # fmt: skip
+
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:

@@ -372,6 +372,20 @@ class SqliteStore(SqlStore):
 
         write_search(self._require(), record)
 
+    def health(self) -> dict[str, Any]:
+        """The file, its schema version, its size with the WAL, and SQLite's `PRAGMA integrity_check` (at most 100
+        problems; `["ok"]` when it finds none)."""
+        facts: dict[str, Any] = {"backend": "sqlite", "location": self.path, "exists": self._conn is not None}
+        if self._conn is None:
+            return facts
+        size = sum(os.path.getsize(self.path + tail) for tail in ("", "-wal") if os.path.exists(self.path + tail))
+        try:
+            found = version(self._conn)
+            problems = [str(row[0]) for row in self._conn.execute("PRAGMA integrity_check(100)").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            return {**facts, "size_bytes": size, "integrity": [f"{type(exc).__name__}: {exc}"]}
+        return {**facts, "schema_version": found, "size_bytes": size, "integrity": problems}
+
     def close(self) -> None:
         """Close the connection (on Python 3.12+ without checkpointing the WAL: see the top of this module)."""
         conn, self._conn = self._conn, None
