@@ -529,3 +529,132 @@ def test_sessions_for_cwd_by_marker_and_by_hash(tmp_path: Path) -> None:
 def test_project_hash_matches_the_stored_form() -> None:
     assert gemini.project_hash("/work/x") == hashlib.sha256(b"/work/x").hexdigest()
     assert len(CORPUS_HASH) == 64
+
+
+# ---------------------------------------------------------------- Gemini CLI 0.61 as run (issue 19)
+
+P1 = "Please add a small retry helper for the payments client."
+P2 = "remember: never retry a POST without an idempotency key — the gateway double-charges otherwise."
+P3 = 'Also: cap the backoff at 30 s ("full jitter" for now).\nSecond line with `code` and ünïcödé.'
+P4 = "After the compaction: what should I keep in mind?"
+USER_KINDS = ("prompt", "queued_prompt", "shell_input", "slash_command")
+E2E_RECORDING = Path(__file__).parent / "data" / "recorded" / "gemini-0.61.0-e2e.jsonl"
+
+
+def typed(turns: list[Turn]) -> list[tuple[str, str]]:
+    return [(t.kind, t.text) for t in turns if t.kind in USER_KINDS]
+
+
+def test_recorded_session_with_sessionstart_context_glued_onto_the_prompts() -> None:
+    """0.61 headless, wheypoint's SessionStart context before each resumed prompt, then a compression: each
+    prompt reads verbatim and once, the preamble and the summary as what they are."""
+    turns, stats = read(shared_path("corpus", "recorded", "gemini-0.61.0-mock.jsonl"))
+    assert typed(turns) == [("prompt", P1), ("prompt", P2), ("prompt", P3), ("slash_command", "/compress"),
+                            ("prompt", "Now look at the files in the repo (TOOLCALL-PLEASE).")]  # fmt: skip
+    assert turns[0].kind == "meta" and turns[0].text.startswith("<session_context>\n")
+    (summary,) = [t for t in turns if t.kind == "compaction_summary"]
+    assert summary.text.startswith("<summary>MOCK-SUMMARY")
+    glued = [t for t in turns if t.kind == "meta" and t.id.endswith("#2")]
+    assert len(glued) == 4 and all(t.text.startswith("<hook_context>wheypoint: ") for t in glued)
+    assert glued[0].text.endswith("</hook_context>\n\n" + P2)
+    assert stats.duplicates >= 1  # the prompt the compression kept, back under a new id
+    assert not any("hook_context" in text for _, text in typed(turns))
+
+
+def test_recorded_e2e_session_with_the_packet_as_a_part_of_its_own() -> None:
+    """The e2e run's session: four prompts, a compression inside the third run, the packet after P4 (BeforeAgent)."""
+    turns, stats = read(E2E_RECORDING)
+    assert typed(turns) == [("prompt", P1), ("prompt", P2), ("prompt", P3), ("prompt", P4)]
+    assert [t.kind for t in turns].count("compaction_summary") == 1
+    assert turns[0].kind == "meta" and turns[0].text.startswith("<session_context>\n")
+    (sent,) = [t for t in turns if t.kind == "meta" and t.id.endswith("#2")]
+    assert sent.text.startswith(P4 + "<hook_context>wheypoint: the handoff of work ")
+    assert sent.text.endswith("</hook_context>") and sent.id == next(t.id for t in turns if t.text == P4) + "#2"
+    assert stats.malformed == 0 and not stats.unknown
+    info = gemini._describe(str(E2E_RECORDING))
+    assert info is not None and info[0].first_prompt == P1  # the preamble is not the session's first prompt
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        ([{"text": "<hook_context>ctx</hook_context>\n\nfix it"}], "fix it"),  # SessionStart, headless
+        ([{"text": "<hook_context>a</hook_context>\n\n<hook_context>b</hook_context>\n\nfix it"}], "fix it"),
+        ([{"text": "fix it"}, {"text": "<hook_context>ctx</hook_context>"}], "fix it"),  # BeforeAgent's own part
+        ([{"text": "<hook_context>unclosed\n\nfix it"}], None),  # not a wrapper Gemini writes: never a prompt
+        ([{"text": "say <hook_context>x</hook_context> back"}], "say <hook_context>x</hook_context> back"),
+    ],
+)
+def test_hook_context_is_not_part_of_the_prompt(tmp_path: Path, content: Any, text: str | None) -> None:
+    turns, _ = read(write_jsonl(tmp_path / "s.jsonl", [meta(), msg("u1", "user", content)]))
+    assert typed(turns) == ([("prompt", text)] if text else [])
+    assert turns[-1].kind == "meta" or text == _text_of(content)
+
+
+def _text_of(content: Any) -> str:
+    return "".join(part["text"] for part in content)
+
+
+def test_a_message_of_hook_context_alone_and_the_preamble_are_meta(tmp_path: Path) -> None:
+    preamble = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        meta(),
+        {"$set": {"messages": [msg("p", "user", [{"text": preamble}])]}},
+        msg("h", "user", [{"text": "<hook_context>the packet</hook_context>"}]),  # SessionStart, interactive
+        msg("u", "user", [{"text": "<session_context> is a tag I like"}]),
+    ])  # fmt: skip
+    turns, _ = read(path)
+    assert [(t.id, t.kind) for t in turns] == [("p", "meta"), ("h", "meta"), ("u", "meta")]
+    assert turns[1].text == "<hook_context>the packet</hook_context>"
+
+
+def test_a_compressed_history_counts_each_prompt_once(tmp_path: Path) -> None:
+    """Compression stores the preamble, the summary and its acknowledgement, then the kept history under new ids."""
+    ack = msg("a1", "gemini", [{"text": "Got it. Thanks for the additional context!"}])
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        meta(),
+        msg("u1", "user", [{"text": "first"}]), msg("g1", "gemini", "ok"),
+        msg("u2", "user", [{"text": "<hook_context>p</hook_context>\n\nsecond"}]), msg("g2", "gemini", "fine"),
+        {"$set": {"messages": [msg("s1", "user", [{"text": "Reasoning first.\n<state_snapshot>x</state_snapshot>"}]),
+                               ack, msg("n2", "user", [{"text": "<hook_context>p</hook_context>\n\nsecond"}]),
+                               msg("n3", "gemini", [{"text": "fine"}])]}},
+        msg("u3", "user", [{"text": "second"}]),  # typed again by the person: a prompt of its own
+    ])  # fmt: skip
+    turns, stats = read(path)
+    assert typed(turns) == [("prompt", "first"), ("prompt", "second"), ("prompt", "second")]
+    assert [t.id for t in turns if t.kind in USER_KINDS] == ["u1", "u2", "u3"]
+    assert {t.id: t.kind for t in turns if t.id in ("s1", "a1")} == {"s1": "compaction_summary", "a1": "assistant"}
+    assert [t.id for t in turns if t.kind == "assistant"] == ["g1", "g2", "a1"]
+    assert stats.duplicates == 2
+
+
+def test_a_summary_recorded_as_its_own_message_is_a_compaction_summary(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        meta(), msg("s1", "user", [{"text": "The summary, in prose."}]),
+        msg("a1", "gemini", [{"text": "Got it. Thanks for the additional context!"}]),
+        msg("u1", "user", [{"text": "The summary, in prose."}]),
+    ])  # fmt: skip
+    turns, _ = read(path)
+    assert [(t.id, t.kind) for t in turns] == [("s1", "compaction_summary"), ("a1", "assistant"), ("u1", "prompt")]
+
+
+def test_the_older_single_json_form_reads_as_before() -> None:
+    turns, _ = read(corpus())
+    assert typed(turns) == [(t.kind, t.text) for t in turns if t.kind in USER_KINDS] and typed(turns)
+    assert all(not t.text.startswith("<") for t in turns if t.kind in USER_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("records", "share"),
+    [
+        ([msg("g", "gemini", "x", tokens={"input": 524288}, model="gemini-2.5-flash")], 0.5),
+        ([msg("g", "gemini", "x", tokens={"input": 128000}, model="gemma-4-31b-it")], 0.5),
+        ([msg("g", "gemini", "x", tokens={"input": 1}), msg("u", "user", "next")], 1 / 1048576),
+        ([msg("u", "user", "no reply yet")], None),
+        ([msg("g", "gemini", "x", tokens={"input": "many"})], None),
+    ],
+)
+def test_context_share_of_the_last_reply(tmp_path: Path, records: list[Any], share: float | None) -> None:
+    path = write_jsonl(tmp_path / "s.jsonl", [meta(), *records])
+    assert gemini.context_share(str(path)) == share
+    assert gemini.context_share(str(tmp_path / "absent.jsonl")) is None
