@@ -368,6 +368,7 @@ def test_opencode_plugin_is_written_checked_and_removed(scratch: Scratch) -> Non
     assert text.startswith("// wheypoint OpenCode plugin.")
     assert text.count("export ") == 1 and "export const WheypointPlugin = async" in text  # one plugin function
     assert '"experimental.session.compacting": async (input, output)' in text and "output.context.push(" in text
+    assert '"experimental.chat.system.transform": async (input, output)' in text and "output.system.push(" in text
     assert "__WHEYPOINT_" not in text
     assert [(e["event"], e["current"]) for e in reply["events"]] == [("PreCompact", True), ("SessionStart", True)]
     assert reply["events"][0]["command"].endswith(" hook PreCompact --harness opencode")
@@ -394,11 +395,31 @@ def test_an_opencode_plugin_file_not_ours_is_never_replaced(scratch: Scratch) ->
 NODE_RUN = """
 const mod = await import(process.argv[2])
 const hooks = await mod.WheypointPlugin({ directory: process.argv[3], worktree: process.argv[3] })
+const system = async (sessionID, entries = ["base"]) => {
+  const output = { system: [...entries] }
+  await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, output)
+  return output.system
+}
+const seen = {}
+await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_new" } } } })
+const child = { id: "ses_child", parentID: "ses_new" }
+await hooks.event({ event: { type: "session.created", properties: { info: child } } })
+// A session's first requests, two at once (the title's and the agent's), then the next turn.
+seen.first = await Promise.all([system("ses_new"), system("ses_new")])
+seen.next = await system("ses_new")
+seen.already = await system("ses_new", ["base", "packet for ses_new from SessionStart"])
+seen.child = await system("ses_child")
+seen.resumed = await system("ses_old")
+seen.noSession = await system(undefined)
+// A compaction: its packet goes into the summary prompt, the compaction's own request gets no second copy,
+// and every request after carries the fresh packet instead of the first one.
 const output = { context: ["theirs"] }
-await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, output)
-await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_2" } } } })
-await new Promise((done) => setTimeout(done, 300))
-console.log(JSON.stringify({ exports: Object.keys(mod), hooks: Object.keys(hooks), context: output.context }))
+await hooks["experimental.session.compacting"]({ sessionID: "ses_new" }, output)
+seen.context = output.context
+seen.summaryRequest = await system("ses_new")
+seen.afterCompaction = await system("ses_new")
+seen.afterAgain = await system("ses_new")
+console.log(JSON.stringify({ exports: Object.keys(mod), hooks: Object.keys(hooks), seen }))
 """
 
 
@@ -409,7 +430,8 @@ def test_the_opencode_plugin_runs_its_command_and_adds_the_context(scratch: Scra
     tool.parent.mkdir()
     script = ("import json, sys; payload = json.load(sys.stdin); "
               f"open({str(seen)!r}, 'a').write(json.dumps({{'argv': sys.argv[1:], 'payload': payload}}) + '\\n'); "
-              "print(json.dumps({'context': 'packet for ' + payload['session_id'], 'message': ''}))")  # fmt: skip
+              "print(json.dumps({'context': '' if payload['session_id'] == 'ses_old' else "
+              "'packet for ' + payload['session_id'] + ' from ' + sys.argv[2], 'message': ''}))")  # fmt: skip
     tool.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -c {shlex.quote(script)} "$@"\n')
     tool.chmod(0o755)
     scratch.hooks("install", "--harness", "opencode", "--command", str(tool))
@@ -423,10 +445,26 @@ def test_the_opencode_plugin_runs_its_command_and_adds_the_context(scratch: Scra
 
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result == {"exports": ["WheypointPlugin"], "hooks": ["experimental.session.compacting", "event"],
-                      "context": ["theirs", "packet for ses_1"]}  # fmt: skip
+    assert result["exports"] == ["WheypointPlugin"]
+    assert result["hooks"] == ["experimental.chat.system.transform", "experimental.session.compacting", "event"]
+    start, fresh = "packet for ses_new from SessionStart", "packet for ses_new from PreCompact"
+    assert result["seen"] == {
+        "first": [["base", start], ["base", start]],  # one hook call for both, one copy in each request
+        "next": ["base", start],  # each request of the session has it once: OpenCode rebuilds the system prompt
+        "already": ["base", start],  # never a second copy
+        "child": ["base"],  # a subagent's session: its parent has the packet
+        "resumed": ["base"],  # the hook had nothing for that session
+        "noSession": ["base"],
+        "context": ["theirs", fresh],
+        "summaryRequest": ["base"],  # the compaction's own request: the packet is in its prompt already
+        "afterCompaction": ["base", fresh],
+        "afterAgain": ["base", fresh],
+    }
     calls = [json.loads(line) for line in seen.read_text().splitlines()]
-    assert calls[0] == {"argv": ["hook", "PreCompact", "--harness", "opencode"],
-                        "payload": {"session_id": "ses_1", "cwd": str(scratch.root), "hook_event_name": "PreCompact",
-                                    "trigger": "auto", "transcript_path": None}}  # fmt: skip
-    assert calls[1]["argv"][1] == "SessionStart" and calls[1]["payload"]["session_id"] == "ses_2"
+    events = ("SessionStart", "SessionStart", "PreCompact")
+    assert [call["argv"] for call in calls] == [["hook", event, "--harness", "opencode"] for event in events]
+    assert calls[0]["payload"] == {"session_id": "ses_new", "cwd": str(scratch.root), "hook_event_name": "SessionStart",
+                                   "source": "startup", "transcript_path": None}  # fmt: skip
+    assert calls[1]["payload"]["session_id"] == "ses_old" and calls[1]["payload"]["source"] == "resume"
+    assert calls[2]["payload"] == {"session_id": "ses_new", "cwd": str(scratch.root), "hook_event_name": "PreCompact",
+                                   "trigger": "auto", "transcript_path": None}  # fmt: skip

@@ -187,6 +187,7 @@ def _pre_compact(ctx: Context, harness: str, payload: dict[str, Any], budget: in
     _rescue(ctx, harness, payload, trigger, answer)
     if harness == "opencode" and answer.log.get("work_id"):
         answer.context = _packet(ctx, answer.log["work_id"], budget)
+        answer.log["chars"] = len(answer.context)  # the plugin hands it to the model: its size logged, as at start
 
 
 def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, answer: _Answer) -> None:
