@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import HARNESS_VARIABLES, make_repo
+from wheypoint.hooks.rescue import session_slug
 from wheypoint.model.contract import MAX_LIST, MAX_MEAT_TEXT
 
 # The hooks' limits, written out rather than imported: a test that read them from hooks/ would move with a mutant.
@@ -293,6 +294,7 @@ def test_a_rescue_keeps_typed_prompts_and_well_formed_trailers_each_once(scene: 
         "ma3#0": ("pivot", 2, "and <!-- ckpt pivot: carts move to postgres -->"),
     }
     assert record["session"] == {"harness": "claude-code", "id": SID} and record["next"] == {"move": "hold"}
+    assert f"claude-code:{SID}" in record["orientation"] and f"claude-code:{SID}" in record["notes"]
     assert (scene.repo / ".cheese" / "notes" / f"{OURS}.md").exists()
     entry = scene.last()
     assert (entry["kept"], entry["revision"], entry["skipped"]) == (4, 1, [])
@@ -522,3 +524,64 @@ def test_a_session_heard_within_the_minute_is_not_noted_again(scene: Scene, ago:
     scene.fire("UserPromptSubmit", None, prompt="hi")
     seen = scene.state()["sessions"][f"claude-code:{SID}"]["seen"]
     assert (seen != then) is noted_again and (not noted_again or seen >= then + ago)
+
+
+# ---- the packet, the work's name, and the harnesses' own shapes
+
+
+def test_the_packet_takes_all_the_room_its_first_and_last_lines_leave(scene: Scene) -> None:
+    transcript = scene.transcript([user("u1", "garder le panier, même après un redémarrage ✓", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    context = scene.fire("SessionStart", None, session=OTHER)["hookSpecificOutput"]["additionalContext"]
+    assert "garder le panier, même après un redémarrage ✓" in context  # verbatim, not \\u-escaped
+    # A budget a little over what the first and last lines keep for themselves: the packet renderer refuses it,
+    # naming the room it was left.
+    for budget in range(len(context.splitlines()[0]) + 100, len(context), 100):
+        small = scene.fire("SessionStart", None, "--budget", str(budget), session=OTHER)["systemMessage"]
+        if "the budget is " in small:
+            break
+    assert small.startswith("wheypoint SessionStart: budget-too-small: a packet needs at least"), small
+    room = int(small.rsplit(" ", 1)[1])
+    assert 0 < room <= 100
+    # That much less leaves none: refused before rendering; one more leaves exactly one character.
+    none_left = scene.fire("SessionStart", None, "--budget", str(budget - room), session=OTHER)
+    assert none_left["systemMessage"] == (f"wheypoint SessionStart: budget-too-small: a packet needs more than "
+                                          f"{budget - room} characters")  # fmt: skip
+    one_left = scene.fire("SessionStart", None, "--budget", str(budget - room + 1), session=OTHER)
+    assert one_left["systemMessage"].endswith("the budget is 1")
+
+
+@pytest.mark.parametrize(("session", "slug"), [
+    ("ses_Q7x9K2m4P8r1", "q7x9k2m4"), ("abcd_XY12zz99", "xy12zz99"), ("abcde_XY12zz99", "abcdexy1"),
+    ("a1_b2c3d4e5", "a1b2c3d4"), ("_b2c3d4e5f6", "b2c3d4e5"), ("ses_", "ses"), ("abcdefghij", "abcdefgh"),
+    ("ÄÖ-ab12.cd34-ef", "ab12cd34"), ("!!!", "unknown"), ("", "unknown"),
+])  # fmt: skip
+def test_a_session_without_work_names_its_work_by_its_ids_first_letters_and_digits(session: str, slug: str) -> None:
+    """A short letters-only type prefix (OpenCode's `ses_`) says nothing about the session and is left out."""
+    assert session_slug("codex", session) == f"session-codex-{slug}"
+
+
+def test_opencodes_precompact_answers_with_the_packet_of_the_work_it_kept(scene: Scene) -> None:
+    """OpenCode's plugin calls PreCompact while compacting and adds `context` to the summary."""
+    from test_transcripts_opencode import MAIN, build_db
+
+    data = scene.root / "data"
+    (data / "opencode").mkdir(parents=True)
+    build_db(data / "opencode" / "opencode.db", MAIN)
+    scene.env["XDG_DATA_HOME"] = str(data)
+    stdin = json.dumps({"session_id": MAIN["id"], "cwd": str(scene.repo), "trigger": "auto"}).encode()
+    answer = scene.raw("PreCompact", stdin, harness="opencode")
+    record = scene.record("session-opencode-main")
+    assert answer["message"] == f"wheypoint kept {len(record['meat'])} turn(s) verbatim in session-opencode-main r1"
+    assert json.loads(answer["context"].splitlines()[1])["revision_id"] == record["revision_id"]
+    # Claude Code's PreCompact gets no packet: its context would go nowhere (and a tight budget cannot fail it).
+    transcript = scene.transcript([user("u1", "a prompt", OLD.format(0))])
+    assert "systemMessage" in scene.fire("PreCompact", transcript, "--budget", "150", trigger="auto")
+    assert "refused" not in scene.last() and scene.last()["kept"] == 1
+
+
+def test_the_hook_log_makes_its_folder_for_its_owner_only(scene: Scene) -> None:
+    """hook.log names works and what went wrong: the folder the log makes (here, with no session to note and no
+    state to save first) is readable by its owner only."""
+    scene.raw("SessionStart", json.dumps({"cwd": str(scene.repo)}).encode())
+    assert (scene.home / "hooks").stat().st_mode & 0o777 == 0o700 and scene.last()["event"] == "SessionStart"
