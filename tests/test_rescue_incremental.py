@@ -46,7 +46,8 @@ class Scene:
                   "timestamp": self.clock(), **extra}  # fmt: skip
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
-    def clock(self) -> str:
+    @staticmethod
+    def clock() -> str:
         """Now, as the harness stamps a record it writes (a turn after a rescue is newer than the rescue)."""
         import time
 
@@ -196,3 +197,34 @@ def test_read_marks_refuse_what_they_cannot_vouch_for(tmp_path: Path) -> None:
     path.write_bytes(b'{"a":1}\n{"b":2}\n{"c":3}\n')
     assert list(read_jsonl(path, resumed, start=point)) == [(3, {"c": 3})]
     assert resumed.read_point == ReadPoint(24, 3) and resumed.lines == 1
+
+
+def test_a_codex_rollout_fed_in_slices_keeps_what_one_whole_rescue_keeps(tmp_path: Path) -> None:
+    """Codex 0.171's recorded rollout, resumed the same way (its turn ids are line numbers: they carry on)."""
+    recorded = shared_path("corpus", "recorded", "codex-0.171.0-mock.jsonl").read_bytes().splitlines(True)
+    session = "01a232ca-c916-7fe0-83b4-afe61d0b8b91"
+    stamp = re.compile(rb'"timestamp":"[^"]*"')
+    kept: dict[str, list[str]] = {}
+    for name, cuts in (("sliced", [0, 10, 25, 40, len(recorded)]), ("whole", [0, len(recorded)])):
+        repo = make_repo(tmp_path / name / "repo")
+        rollout = tmp_path / name / "codex" / "sessions" / "2026" / "12" / "01" / f"rollout-x-{session}.jsonl"
+        rollout.parent.mkdir(parents=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
+        env.update(WHEYPOINT_HOME=str(tmp_path / name / "store"), HOME=str(tmp_path / name),
+                   CODEX_HOME=str(rollout.parents[4]))  # fmt: skip
+        for start, end in itertools.pairwise(cuts):
+            now = f'"timestamp":"{Scene.clock()}"'.encode()
+            with rollout.open("ab") as handle:
+                handle.write(stamp.sub(now, b"".join(recorded[start:end])))
+            payload = {"session_id": session, "transcript_path": None, "cwd": str(repo),
+                       "hook_event_name": "PreCompact", "trigger": "auto", "model": "mock-model"}  # fmt: skip
+            done = subprocess.run([sys.executable, "-m", "wheypoint", "hook", "PreCompact", "--harness", "codex"],
+                                  input=json.dumps(payload), capture_output=True, text=True, env=env, cwd=repo,
+                                  timeout=120, check=False)  # fmt: skip
+            assert done.returncode == 0 and "error" not in done.stdout, done.stdout
+        argv = [sys.executable, "-m", "wheypoint", "show", f"session-codex-{session[:8]}", "--format", "json"]
+        shown = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=repo, timeout=60, check=True)
+        kept[name] = [m["text"] for m in json.loads(shown.stdout)["record"]["meat"]]
+        state = json.loads(next((tmp_path / name / "store" / "hooks").glob("*.json")).read_text(encoding="utf-8"))
+        assert state["sessions"][f"codex:{session}"]["read"]["line"] == len(recorded)
+    assert kept["sliced"] == kept["whole"] and len(kept["whole"]) == 4, kept

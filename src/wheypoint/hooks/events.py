@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from wheypoint.hooks.rescue import Rescued
+
 # Each harness's event name -> the event wheypoint handles.
 EVENTS = {
     "PreCompact": "PreCompact", "PreCompress": "PreCompact", "SessionStart": "SessionStart", "Stop": "Stop",
@@ -46,6 +48,7 @@ STOP_GROWTH = 64 * 1024  # bytes a transcript grows by before a Stop takes anoth
 # compresses at half by default (model.compressionThreshold or a server-side flag may set it lower).
 GEMINI_NEAR_COMPRESS = 0.2
 TAIL_ROOM = 128  # the closing line's most: its slug has at most 48 characters and its revision id 20
+MARK_ROOM = 128  # the first line's note of what was left out: a count and a command naming the slug
 QUIET_EVENTS = ("Stop", "UserPromptSubmit")  # they fire on every turn: what goes wrong there goes to the log only
 
 
@@ -195,10 +198,19 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
 
     choice = _choice(harness, payload)
     located = choice.locate(ctx)
-    done = rescue(ctx, choice, trigger=trigger)
     project = ctx.project_key()
     state = memory.load(ctx.environ, project)
-    memory.session_state(state, done.session)["size"] = _size(located.path)
+    key = f"{located.harness}:{located.session_id}"
+    facts = memory.session_state(state, key)
+    done = _unchanged(located.path, facts, key)
+    if done is None:
+        done = rescue(ctx, choice, trigger=trigger, mark=facts.get("read"))
+        facts = memory.session_state(state, done.session)
+        facts["read"] = done.read
+        if done.work_id:
+            facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
+                                "revision_number": done.revision_number}  # fmt: skip
+    facts["size"] = _size(located.path)
     if done.work_id:
         memory.mark_pending(state, {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
                                     "session": done.session, "trigger": trigger, "at": ctx.now()})  # fmt: skip
@@ -208,6 +220,22 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
         answer.message = f"wheypoint kept {done.kept} turn(s) verbatim in {done.slug} r{done.revision_number}"
     if done.skipped:
         answer.message = (answer.message or "wheypoint") + f"; left in the transcript: {'; '.join(done.skipped)}"
+
+
+def _unchanged(path: str, facts: dict[str, Any], session: str) -> Rescued | None:
+    """The last rescue of the session again, when its transcript has not changed by one byte since: nothing can
+    have happened in the session (an agent's own checkpoint writes to it too), so neither the store nor the
+    transcript needs reading. None when anything may be new."""
+    from wheypoint.hooks.rescue import Rescued
+    from wheypoint.transcripts.lines import resume_point
+
+    mark, last = facts.get("read"), facts.get("rescued")
+    if not isinstance(last, dict) or not isinstance(mark, dict) or _size(path) != mark.get("offset"):
+        return None
+    if resume_point(path, mark) is None:
+        return None
+    return Rescued(last.get("work_id"), last.get("slug"), last.get("revision_id"), last.get("revision_number"), 0,
+                   (), session, mark)  # fmt: skip
 
 
 def _size(path: str) -> int:
@@ -314,13 +342,16 @@ def _packet(ctx: Context, work_id: str, budget: int) -> str:
     """The resume packet as the model reads it: one line on what it is, the packet, the command to continue."""
     from wheypoint.app.notes import handoff_render
 
-    head = f"wheypoint: the handoff of work {work_id} (user turns and quotes are verbatim; gates wait on a person)\n"
-    room = budget - len(head) - TAIL_ROOM
+    head = f"wheypoint: the handoff of work {work_id} (user turns and quotes are verbatim; gates wait on a person)"
+    room = budget - len(head) - TAIL_ROOM - MARK_ROOM
     if room <= 0:
         raise Refusal("budget-too-small", f"a packet needs more than {budget} characters")
     packet = handoff_render(ctx, work_id, None, str(room))["packet"]
+    left_out = sum(packet.get("omitted", {}).values())
+    if left_out:  # said on the first line, which every harness shows first: the reader knows it is not all
+        head += f" [partial: {left_out} item(s) left out for size; `wheypoint handoff render {packet['slug']}`]"
     tail = f"\nContinue its chain: wheypoint checkpoint {packet['slug']} --base {packet['revision_id']} ...\n"
-    return head + json.dumps(packet, ensure_ascii=False) + tail
+    return head + "\n" + json.dumps(packet, ensure_ascii=False) + tail
 
 
 _HANDLERS = {"PreCompact": _pre_compact, "SessionStart": _session_start, "Stop": _stop,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
+    from wheypoint.transcripts.lines import ReadPoint
     from wheypoint.transcripts.model import Turn
 
 HARNESS = "codex"
@@ -43,6 +44,16 @@ def read_turns(
     with open(path, "rb"):  # an unusable path raises here, before iteration starts
         pass
     return read(path, stats)
+
+
+def read_from(
+    path: str | os.PathLike[str], stats: ReadStats, start: ReadPoint | None, kinds: frozenset[str] | None = None
+) -> Iterator[Turn]:
+    """The rollout's turns after `start` (lines.read_jsonl), for a rescue reading what was appended."""
+    path = os.fspath(path)
+    with open(path, "rb"):  # an unusable path raises here, before iteration starts
+        pass
+    return read(path, stats, start=start, meta=_head(path) if start is not None else None)
 
 
 def _head(path: str) -> dict[str, Any] | None:

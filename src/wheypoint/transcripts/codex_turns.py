@@ -28,7 +28,7 @@ import re
 from datetime import datetime
 
 from wheypoint.transcripts import model
-from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, read_jsonl
+from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, ReadPoint, read_jsonl
 from wheypoint.transcripts.model import ReadStats, Turn
 
 TYPE_CHECKING = False
@@ -246,19 +246,25 @@ def _key(number: int, extra: int) -> str:
     return f"{number}+{extra}" if extra else str(number)
 
 
-def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generator[Turn, None, None]:
+def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES, start: ReadPoint | None = None,
+         meta: dict[str, Any] | None = None) -> Generator[Turn, None, None]:  # fmt: skip
     """Every turn of one rollout, with the dispatch inline (it is the hot loop of `turns`).
 
     Bookkeeping lines (token_count, turn_context, and the agent_message / agent_reasoning mirrors) are
     passed to `read_jsonl` as a skip test on their opening bytes, so they are counted without being
     decoded: they are most of a rollout's bytes and never hold a turn. While a fork's copied history
     may still be running, nothing is skipped, since the copy is recognised from the decoded records.
+
+    `start` resumes a read past the rollout's opening (lines.read_jsonl), `meta` being its session_meta payload:
+    a fork's copied history is written at once when the rollout opens, so a resumed read is past it.
     """
     agent: str | None = None
     replay = False  # a fork's copied history may still be running
     copying = False  # the copy has begun (its first record, the parent's session_meta, was seen)
     replay_last = 0.0
-    first = True
+    first = start is None
+    if meta is not None:
+        agent = _fork_agent(meta)[1]
     # A role-user response item that may be the echo of the next user_message event: (line, stamp, texts).
     pending: tuple[str, int, str | None, list[str]] | None = None
     last_prompt: list[str] | None = None  # the texts of the last prompt, which an echo or mirror may still follow
@@ -276,7 +282,7 @@ def read(path: str, stats: ReadStats, max_line: int = MAX_LINE_BYTES) -> Generat
         return DUPLICATE if hit.group(1) is not None else "bookkeeping"
 
     last_line = extra = 0
-    for number, record in read_jsonl(path, stats, max_line, bookkeeping):
+    for number, record in read_jsonl(path, stats, max_line, bookkeeping, start):
         if number != last_line:
             last_line, extra = number, 0
         else:  # another record on the same line
