@@ -57,6 +57,11 @@ class Scratch:
         reply: dict[str, Any] = done.json
         return reply
 
+    def log(self) -> str:
+        """The hook log, for a failure message."""
+        path = self.root / "store" / "hooks" / "hook.log"
+        return path.read_text(encoding="utf-8") if path.exists() else "(no hook.log)"
+
     def shell(self, command: str, stdin: str = "{}") -> subprocess.CompletedProcess[str]:
         """Run a hook command as a harness does: through the shell, the payload on stdin."""
         return subprocess.run(["sh", "-c", command], input=stdin, capture_output=True, text=True, env=self.env,
@@ -468,3 +473,57 @@ def test_the_opencode_plugin_runs_its_command_and_adds_the_context(scratch: Scra
     assert calls[1]["payload"]["session_id"] == "ses_old" and calls[1]["payload"]["source"] == "resume"
     assert calls[2]["payload"] == {"session_id": "ses_new", "cwd": str(scratch.root), "hook_event_name": "PreCompact",
                                    "trigger": "auto", "transcript_path": None}  # fmt: skip
+
+
+NODE_PROCESS = """
+const [module, directory, sessionID, compact] = process.argv.slice(2)
+const mod = await import(module)
+const hooks = await mod.WheypointPlugin({ directory, worktree: directory })
+const output = { context: [] }
+if (compact === "compact") await hooks["experimental.session.compacting"]({ sessionID }, output)
+const requests = []
+for (let n = 0; n < 2; n++) {
+  const request = { system: ["base"] }
+  await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, request)
+  requests.push(request.system)
+}
+console.log(JSON.stringify({ context: output.context, requests }))
+"""
+
+
+def test_every_opencode_process_of_a_session_gets_the_packet_from_the_real_hook(scratch: Scratch) -> None:
+    """OpenCode keeps no system prompt in a session's history: each process that continues a session (a TUI, each
+    `opencode run --continue`) needs the packet again, and gets it once per request, never twice."""
+    from test_transcripts_opencode import MAIN, build_db
+
+    node = node_program()
+    repo = make_repo(scratch.root / "repo")
+    data = scratch.home / ".local" / "share"
+    scratch.env["XDG_DATA_HOME"] = str(data)
+    (data / "opencode").mkdir(parents=True)
+    build_db(data / "opencode" / "opencode.db", MAIN)  # where OpenCode keeps its sessions
+    installed = scratch.hooks("install", "--harness", "opencode")
+    module = scratch.root / "plugin.mjs"
+    shutil.copyfile(installed["path"], module)
+    runner = scratch.root / "process.mjs"
+    runner.write_text(NODE_PROCESS)
+
+    def process(session: str, compact: str = "") -> dict[str, Any]:
+        done = subprocess.run([node, str(runner), module.as_uri(), str(repo), session, compact], capture_output=True,
+                              text=True, env=scratch.env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    compacted = process(str(MAIN["id"]), "compact")  # the compaction's process
+    (packet,) = compacted["context"]
+    assert packet.startswith("wheypoint: the handoff of work ")
+    assert compacted["requests"] == [["base"], ["base", packet]]  # the summary request, then the one after it
+    for session in (str(MAIN["id"]), str(MAIN["id"]), "ses_new"):  # `--continue` twice, then a new session
+        requests = process(session)["requests"]
+        assert [len(r) for r in requests] == [2, 2] and requests[0] == requests[1], (session, scratch.log())
+        assert requests[0][1].startswith("wheypoint: the handoff of work ") and requests[0][1].count("wheypoint:") == 1
+    log = [json.loads(line) for line in (scratch.root / "store" / "hooks" / "hook.log").read_text().splitlines()]
+    events = [(e["event"], e.get("source")) for e in log]
+    assert events == [("PreCompact", None), *[("SessionStart", "resume")] * 3]
+    assert not [e for e in log if "error" in e or "refused" in e or not e.get("chars")]
