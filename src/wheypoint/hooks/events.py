@@ -188,6 +188,7 @@ def _pre_compact(ctx: Context, harness: str, payload: dict[str, Any], budget: in
     if harness == "gemini" and trigger == "auto" and not _gemini_compress_due(ctx, payload, answer):
         return
     _rescue(ctx, harness, payload, trigger, answer)
+    _compacted(ctx, harness, payload)
     if harness == "opencode" and answer.log.get("work_id"):
         answer.context = _packet(ctx, answer.log["work_id"], budget)
         answer.log["chars"] = len(answer.context)  # the plugin hands it to the model: its size logged, as at start
@@ -271,8 +272,56 @@ def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: 
         return
     answer.context = _packet(ctx, work_id, budget)
     answer.log.update(work_id=work_id, source=payload.get("source"), chars=len(answer.context))
+    facts = memory.session_state(state, _session_key(harness, payload))
+    # OpenCode's plugin holds the packet in the system prompt of its own process, never in the session's history:
+    # each process asks once per session (the plugin's cache), and each must get it.
+    if harness != "opencode" and _repeats(facts, answer.context, payload.get("source")):
+        answer.context = None
+        answer.log.update(chars=0, skipped="this session has had this packet since its last compaction")
+    else:
+        facts["sent"] = {"digest": _digest(answer.context), "at": _now()}
     memory.mark_delivered(state, _session_key(harness, payload))
     memory.save(ctx.environ, project, state)
+
+
+REPEAT_WINDOW = 60  # seconds: how recent a copy must be to stand for the one a compaction would deliver again
+
+
+def _repeats(facts: dict[str, Any], context: str, source: Any) -> bool:
+    """Whether the session already holds this very packet: it had it since its last compaction (PreCompact).
+
+    A resumed session's history holds the packet it had. Codex runs a resumed session's SessionStart, then, after
+    the compaction that opens its turn, the compact one, and both answers reach the model in one request: after a
+    compaction the earlier copy stands only when it came after that compaction's PreCompact, moments ago (a
+    PreCompact that did not fire must not cost the packet). A cleared session holds nothing.
+    """
+    sent, compacted = facts.get("sent"), facts.get("compacted")
+    if source == "clear" or not isinstance(sent, dict) or sent.get("digest") != _digest(context):
+        return False
+    at = sent.get("at")
+    if not isinstance(at, (int, float)) or (isinstance(compacted, (int, float)) and at < compacted):
+        return False
+    return source != "compact" or (isinstance(compacted, (int, float)) and _now() - at < REPEAT_WINDOW)
+
+
+def _compacted(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
+    """Note when the session compacted: the packets it had before are gone from the model's context."""
+    project = ctx.project_key()
+    state = memory.load(ctx.environ, project)
+    memory.session_state(state, _session_key(harness, payload))["compacted"] = _now()
+    memory.save(ctx.environ, project, state)
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
 
 
 def _user_prompt(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
