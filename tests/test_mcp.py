@@ -24,7 +24,7 @@ try:  # the SDK is a development dependency (pip install -e '.[dev]')
 except ImportError:  # pragma: no cover
     ClientSession = None
 
-TOOLS = ["checkpoint", "validate", "show", "log", "resolve", "list", "turns", "handoff_render", "schema"]
+TOOLS = ["checkpoint", "validate", "show", "log", "resolve", "list", "turns", "handoff_render", "schema", "doctor"]
 INTENT: dict[str, Any] = {
     "slug": "retry-backoff",
     "orientation": "Retry backoff for the payment client is designed, not yet built.",

@@ -64,6 +64,7 @@ class Exposed(Record):
     read_only: bool = True
     description: str | None = None  # when the command's summary does not say what this tool does
     intent: bool = False  # takes the intent object (sent as standard input) where the command takes <target>
+    hidden: tuple[str, ...] = ()  # options of the command this tool does not offer (doctor's --fix: it writes)
 
 
 # Which commands are tools, in the order tools/list gives them. The schemas are generated, never written here.
@@ -83,6 +84,12 @@ EXPOSED: tuple[Exposed, ...] = (
             description="a work's resume packet: its handoff preamble, or with budget a packet of at most that "
                         "many characters for a fresh agent to read cold"),
     Exposed("schema", "schema"),
+    Exposed("doctor", "doctor", hidden=("--fix",),
+            description="is wheypoint working here: which of its hooks each harness has (and whether Codex trusts "
+                        "them), when each last fired and what it did, its MCP and skill registrations, the store's "
+                        "integrity and every record's digest, and this checkout's notes; `healthy` is false and "
+                        "`problems` say why when something is wrong (read only: `wheypoint doctor --fix` in a shell "
+                        "does the safe repairs)"),
 )  # fmt: skip
 HIDDEN_OPTIONS = frozenset({"--format", "--json", "--text", "--intent"})
 INTENT_CONTRACT = "checkpoint-intent"
@@ -154,7 +161,7 @@ def _tool(exposed: Exposed, command: CommandLike) -> Tool:
             params[name] = Param("positional")
             required.append(name)
     for option in command.options:
-        if option.flag in HIDDEN_OPTIONS:
+        if option.flag in HIDDEN_OPTIONS or option.flag in exposed.hidden:
             continue
         key = _key(option.flag)
         properties[key] = _option_schema(option)
@@ -254,7 +261,9 @@ def call_result(code: int, text: str) -> dict[str, Any]:
     if not isinstance(reply, dict):
         error = {"code": "internal-error", "message": f"the command answered no JSON object (exit {code})"}
         return refusal_result({"ok": False, "error": error})
-    return {"content": [{"type": "text", "text": text}], "structuredContent": reply, "isError": code != 0}
+    # An answer is not an error even when its exit status carries a verdict (doctor exits 1 when not healthy).
+    is_error = code != 0 and reply.get("ok") is not True
+    return {"content": [{"type": "text", "text": text}], "structuredContent": reply, "isError": is_error}
 
 
 def refusal_result(reply: dict[str, Any]) -> dict[str, Any]:
