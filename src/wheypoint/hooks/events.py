@@ -13,6 +13,9 @@ Events, by the name wheypoint gives them (each harness's own name is accepted):
   Claude Code's PreCompact does not always fire before an automatic compaction, so this is the net under it.
 - UserPromptSubmit (Gemini: BeforeAgent): the pending packet, when this session has not had it yet (for a
   SessionStart that did not fire or whose context was not injected).
+Gemini CLI differs (docs/hooks.md): its PreCompress fires on every turn, so an automatic one rescues only near a
+compression; SessionStart answers nothing (Gemini glues it onto the prompt, then drops that prompt on resume)
+and BeforeAgent carries the packet, the newest work's too, once per session.
 """
 
 from __future__ import annotations
