@@ -698,3 +698,24 @@ def test_checkpoint_quotes_a_codex_0_171_prompt(wp: Runner, tmp_path: Path) -> N
     assert directive["quote_turn"] == "18"
     [meat] = record["meat"]
     assert (meat["text"], meat["kind"], meat["harness"]) == (P3, "prompt", "codex")
+
+
+# Our own recording (tests/e2e/test_codex.py, WHEYPOINT_E2E_RECORD): a format change fails here, not silently
+
+E2E = Path(__file__).resolve().parent / "data" / "recorded"
+
+
+def test_e2e_recording_of_codex_0_171() -> None:
+    turns, stats = read(E2E / "codex-0.171.0-e2e.jsonl")
+    assert [(t.id, t.text) for t in turns if t.kind in model.USER_KINDS] == [("8", P1), ("18", P2), ("28", P3),
+                                                                             ("48", P4)]  # fmt: skip
+    assert [t.kind for t in turns] == ["meta", "meta", "meta", "prompt", "assistant", "prompt", "assistant", "prompt",
+                                       "assistant", "compaction_summary", "meta", "prompt", "assistant"]  # fmt: skip
+    packet = by_id(E2E / "codex-0.171.0-e2e.jsonl")["47"]  # SessionStart's context: provenance harness, hook true
+    assert packet.kind == "meta" and packet.text.startswith("wheypoint: the handoff of work session-codex-")
+    assert not stats.unknown and stats.duplicates == 10 and stats.malformed == 0
+    fresh, stats = read(E2E / "codex-0.171.0-e2e-new-session.jsonl")
+    said = [(t.kind, t.text) for t in fresh if t.kind != "meta"]
+    assert said == [("prompt", "New session: where were we?"), ("assistant", "MOCK-REPLY: noted.")]
+    assert [t.id for t in fresh if t.text.startswith("wheypoint: the handoff")] == ["8"]
+    assert not stats.unknown
