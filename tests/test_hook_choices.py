@@ -267,8 +267,10 @@ def test_a_rescue_with_nothing_new_still_names_the_agents_work_for_the_next_sess
     scene.checkpoint("aab-newer-work", other)
     scene.fire("PreCompact", transcript, trigger="auto")
     entry = scene.last()
-    assert (entry["work_id"], entry["kept"]) == (work, 0) and scene.record("aaa-agent-work")["revision_number"] == 1
-    assert scene.state()["pending"]["work_id"] == work
+    assert (entry["work_id"], entry["revision"], entry["kept"]) == (work, 1, 0)
+    assert scene.record("aaa-agent-work")["revision_number"] == 1
+    pending = scene.state()["pending"]
+    assert (pending["work_id"], pending["slug"]) == (work, "aaa-agent-work")
     assert context_work(scene.fire("SessionStart", None, session=OTHER, source="compact")) == work
 
 
@@ -311,6 +313,33 @@ def test_a_rescue_keeps_typed_prompts_and_well_formed_trailers_each_once(scene: 
     assert third["systemMessage"] == f"wheypoint kept 2 turn(s) verbatim in {OURS} r2"
     added = {m["turn"] for m in scene.record(OURS)["meat"] if m["added_in"] == 2}
     assert added == {"u2", "ma7#0"}
+
+
+def test_a_rescue_that_lost_its_state_reads_the_transcript_again_and_keeps_nothing_twice(scene: Scene) -> None:
+    """hooks/<project>.json is advisory: without it the next rescue reads the whole transcript, and the turns the
+    session's work already holds (its marked turns carry no time to filter them by) are not kept again."""
+    marked = assistant("a1", "ok <!-- ckpt constraint: never drop a cart -->", OLD.format(1))
+    transcript = scene.transcript([user("u1", "keep the cart between visits", OLD.format(0)), marked])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    (scene.home / "hooks" / "shop.json").unlink()
+    scene.append(transcript, user("u2", "and show its total", stamp()))
+    answer = scene.fire("PreCompact", transcript, trigger="auto")
+    assert answer == {"systemMessage": f"wheypoint kept 1 turn(s) verbatim in {OURS} r2"}
+    record = scene.record(OURS)
+    assert [m["turn"] for m in record["meat"]] == ["u1", "ma1#0", "u2"]
+
+
+def test_marked_turns_from_before_the_first_prompt_are_kept_with_it(scene: Scene) -> None:
+    """A rescue with no typed prompt makes no work; once the person types, the next one reads the whole session
+    again (there is no work to resume from) and keeps the agent's earlier marked turn with the prompt."""
+    setup = assistant("a1", "setup <!-- ckpt learning: the cart is in redis -->", OLD.format(0))
+    transcript = scene.transcript([setup])
+    assert scene.fire("PreCompact", transcript, trigger="auto") == {}
+    assert scene.last()["kept"] == 0 and scene.last()["work_id"] is None and "pending" not in scene.state()
+    scene.append(transcript, user("u1", "now keep the cart between visits", stamp()))
+    answer = scene.fire("PreCompact", transcript, trigger="auto")
+    assert answer == {"systemMessage": f"wheypoint kept 2 turn(s) verbatim in {OURS} r1"}
+    assert set(kept(scene.record(OURS))) == {"ma1#0", "u1"}
 
 
 def test_a_turn_too_long_or_holding_a_credential_is_left_in_the_transcript_and_named(scene: Scene) -> None:
