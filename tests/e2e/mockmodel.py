@@ -30,10 +30,11 @@ from urllib.parse import parse_qs, urlsplit
 REPLY_TEXT = "MOCK-REPLY: noted."
 SUMMARY_TEXT = "<summary>MOCK-SUMMARY of the conversation.</summary>"
 # Words the harnesses' compaction prompts use (Claude Code, Codex, Gemini CLI, OpenCode): a request whose last user
-# text holds one of them is asked for a summary.  Lower case; matched on the lower-cased text.
+# text holds one of them is asked for a summary.  Lower case; matched on the lower-cased text.  Not "compaction"
+# alone: a person's prompt may say it ("After the compaction: ...").
 SUMMARY_CUES = (
     "summary of the conversation", "create a detailed summary", "summarize the conversation", "state_snapshot",
-    "compaction", "checkpoint compaction", "handoff summary", "summarize our conversation", "provide a detailed prompt",
+    "checkpoint compaction", "handoff summary", "summarize our conversation", "provide a detailed prompt",
     "context checkpoint", "<analysis>",
 )  # fmt: skip
 

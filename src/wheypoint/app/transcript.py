@@ -10,7 +10,7 @@ from wheypoint.app.context import Context, TranscriptChoice
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.transcripts import discovery
 from wheypoint.transcripts.harvest import harvest
-from wheypoint.transcripts.model import ALL_KINDS, USER_KINDS, ReadStats, Turn
+from wheypoint.transcripts.model import ALL_KINDS, USER_KINDS, ReadStats, Turn, format_warning
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,14 +68,18 @@ def turns(
         stream = _after(stream, since)
     selected: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
+    main: Counter[str] = Counter()  # the main thread's (a subagent's "user" is the agent briefing it: meta)
     for turn in stream:
         counts[turn.kind] += 1
+        if turn.agent is None:
+            main[turn.kind] += 1
         if turn.kind in wanted and (limit is None or len(selected) < limit):
             selected.append(turn.as_json())
     if not counts and (stats.malformed or stats.invalid_utf8 or stats.oversized or stats.truncated_tail):
         raise Refusal("transcript-unusable", f"nothing readable in {located.path}", details={"stats": stats.as_json()})
+    drift = format_warning(stats, main) if not since else None  # a --since read holds only part of the file
     return {**_header(located, stats), "count": len(selected), "kinds": dict(sorted(counts.items())),
-            "turns": selected}  # fmt: skip
+            "turns": selected, "warnings": [drift] if drift else []}  # fmt: skip
 
 
 def harvest_trailers(ctx: Context, choice: TranscriptChoice) -> dict[str, Any]:

@@ -224,6 +224,9 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
         answer.message = f"wheypoint kept {done.kept} turn(s) verbatim in {done.slug} r{done.revision_number}"
     if done.skipped:
         answer.message = (answer.message or "wheypoint") + f"; left in the transcript: {'; '.join(done.skipped)}"
+    if done.warning:  # no prompt found because the reader may not know the format: said, not kept silent
+        answer.log["warning"] = done.warning
+        answer.message = (answer.message or "wheypoint") + f"; {done.warning['code']}: {done.warning['message']}"
 
 
 def _unchanged(path: str, facts: dict[str, Any], session: str) -> Rescued | None:

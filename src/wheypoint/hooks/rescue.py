@@ -38,6 +38,7 @@ class Rescued(Record):
     skipped: tuple[str, ...]  # "<turn id>: <why>"
     session: str  # harness:id
     read: dict[str, Any] | None = None  # where this rescue's read stopped (transcripts.lines.read_mark)
+    warning: dict[str, str] | None = None  # the transcript may be in a format the reader does not know
 
 
 def session_slug(harness: str, session_id: str) -> str:
@@ -63,23 +64,40 @@ def _session_work(store: Store, project: str, session: dict[str, str]) -> dict[s
     return None
 
 
-def _read(located: Located, mark: Any) -> tuple[list[Turn], dict[str, Any] | None]:
-    """(the main thread's user turns and marked turns, what to remember of this read): read once, from where the
-    last rescue of the session stopped when its reader can resume and the file only grew since (`mark`)."""
+class Read(Record):
+    """What a rescue read: the turns it may keep, where the read stopped, and a warning about the file's format."""
+
+    turns: list[Turn]  # the main thread's user turns and the turns the agent marked
+    mark: dict[str, Any] | None  # transcripts.lines.read_mark of where it stopped
+    warning: dict[str, str] | None  # transcripts.model.format_warning, for a whole read
+
+
+def _read(located: Located, mark: Any) -> Read:
+    """Read once, from where the last rescue of the session stopped when its reader can resume and the file only
+    grew since (`mark`)."""
+    from collections import Counter
+
     from wheypoint.transcripts import discovery
     from wheypoint.transcripts.lines import read_mark, resume_point
-    from wheypoint.transcripts.model import MARKED, USER_KINDS, ReadStats
+    from wheypoint.transcripts.model import MARKED, USER_KINDS, ReadStats, format_warning
 
     stats = ReadStats()
+    start = None
     if discovery.resumable(located):
         start = resume_point(located.path, mark)
         source = discovery.turns_from(located, stats, start, frozenset((*USER_KINDS, MARKED)))
     else:
         source = discovery.turns_of(located, stats)
-    # Only what a rescue can keep is held: a 400 MB session holds a few MB of these.
-    turns = [t for t in source if t.agent is None and (t.kind in USER_KINDS or "ckpt" in t.text)]
+    kinds: Counter[str] = Counter()
+    turns = []  # only what a rescue can keep is held: a 400 MB session holds a few MB of these
+    for turn in source:
+        if turn.agent is None:
+            kinds[turn.kind] += 1
+            if turn.kind in USER_KINDS or "ckpt" in turn.text:
+                turns.append(turn)
     point = stats.read_point
-    return turns, read_mark(located.path, point) if point is not None else None
+    return Read(turns, read_mark(located.path, point) if point is not None else None,
+                format_warning(stats, kinds) if start is None else None)  # fmt: skip
 
 
 def _wanted_turns(turns: list[Turn], since: str | None, kept: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -139,7 +157,8 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         head = _session_work(store, ctx.project_key(), session)
     finally:
         store.close()
-    turns, read = _read(located, mark if head else None)
+    read = _read(located, mark if head else None)
+    turns = read.turns
     since = head["updated_at"] if head else None
     kept = {m["turn"] for m in head["meat"] if m.get("session_id") == located.session_id} if head else set()
     items, skipped = _wanted_turns(turns, since, kept)
@@ -166,9 +185,10 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         base = reply["revision_id"]
     if reply is None:  # nothing new: the work (if any) is still the one to resume
         return Rescued(head["work_id"] if head else None, slug if head else None, base,
-                       head["revision_number"] if head else None, 0, tuple(skipped), key, read)  # fmt: skip
+                       head["revision_number"] if head else None, 0, tuple(skipped), key, read.mark,
+                       read.warning)  # fmt: skip
     return Rescued(reply["work_id"], reply["slug"], reply["revision_id"], reply["revision_number"], len(items),
-                   tuple(skipped), key, read)  # fmt: skip
+                   tuple(skipped), key, read.mark, read.warning)  # fmt: skip
 
 
 def _provenance(session: str, trigger: str) -> str:

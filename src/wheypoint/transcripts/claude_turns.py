@@ -72,6 +72,12 @@ if TYPE_CHECKING:
 _NO_TURN_TYPES = frozenset({
     "summary", "pr-link", "last-prompt", "file-history-snapshot", "custom-title", "ai-title", "mode", "agent-name",
 })  # fmt: skip
+# Attachments the harness records about itself (2.1.197): a hook's result or the context it added (what the model
+# was given, not what the person typed), the skills, agents and MCP instructions listed to the model.
+_NO_TURN_ATTACHMENTS = frozenset({
+    "hook_success", "hook_additional_context", "hook_non_blocking_error", "hook_blocking_error", "skill_listing",
+    "agent_listing_delta", "mcp_instructions_delta",
+})  # fmt: skip
 _PENDING_LIMIT = 256  # queued prompts held while their fate is unknown; beyond this the oldest is yielded
 
 
@@ -254,7 +260,8 @@ class TurnReader:
                 attachment = rec.get("attachment")
                 if attachment.__class__ is not dict or attachment.get("type") != "queued_command":
                     kind_name = attachment.get("type") if attachment.__class__ is dict else None
-                    unknown[f"attachment:{kind_name}"] += 1
+                    counter = skipped if kind_name in _NO_TURN_ATTACHMENTS else unknown
+                    counter[f"attachment:{kind_name}"] += 1
                     continue
                 uuid = self._record_id(rec, prefix, key)
                 if uuid is None:

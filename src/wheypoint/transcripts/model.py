@@ -16,6 +16,8 @@ from wheypoint.model.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from wheypoint.transcripts.lines import ReadPoint
 
 # The kinds of turn. The first four are the user's own intent and what `turns` shows by default.
@@ -42,6 +44,27 @@ ALL_KINDS = (
     PROMPT, QUEUED_PROMPT, SHELL_INPUT, SLASH_COMMAND, SHELL_OUTPUT, COMMAND_OUTPUT, META,
     COMPACTION_SUMMARY, PLAN, INTERRUPTION, ASSISTANT, THINKING, TOOL_CALL, TOOL_RESULT, SYSTEM,
 )  # fmt: skip
+
+
+FORMAT_UNKNOWN = "transcript-format-unknown"
+
+
+def format_warning(stats: ReadStats, kinds: Mapping[str, int]) -> dict[str, str] | None:
+    """The warning that a transcript may be in a format this reader no longer knows, from what a read found (the
+    turns' kinds counted, and its stats), else None. Said rather than answering zero prompts as if there were none:
+
+    - the harness's user-role records were read (as injected context, meta), yet not one turn of the user's;
+    - or most records are of types this reader does not know.
+    """
+    typed = sum(kinds.get(kind, 0) for kind in USER_KINDS)
+    unknown = sum(stats.unknown.values())
+    if not typed and kinds.get(META, 0):
+        why = f"{kinds[META]} user-role record(s) read as injected context and no prompt"
+    elif stats.lines >= 4 and unknown * 2 > stats.lines:
+        why = f"{unknown} of its {stats.lines} records are of types this reader does not know"
+    else:
+        return None
+    return {"code": FORMAT_UNKNOWN, "message": f"{why}: the harness may write a newer format than this reader knows"}
 
 
 class Turn(Record):
