@@ -1,10 +1,12 @@
 """The real harness CLIs for the end-to-end suite: pinned npm packages installed once into a cache outside the checkout.
 
-`installed(name)` gives a CLI's executable, installing all four packages at their pinned versions with npm the first
-time (about a gigabyte, a minute or two) into `$WHEYPOINT_E2E_CACHE`, else a folder under the system's temporary
-directory named after the pins, so a change of pin installs afresh. npm's own cache lives inside that folder too:
-nothing is read from or written to the developer's home. Without npm or the registry the suite skips with the
-reason, and fails under CI, where it must run.
+    python3 tests/e2e/clis.py        # install (or check) the pinned CLIs; .ci/run does this before the tests
+
+installs all the packages at their pinned versions with npm (about a gigabyte, a minute or two) into
+`$WHEYPOINT_E2E_CACHE`, else a folder under the system's temporary directory named after the pins, so a change of
+pin installs afresh. npm's own cache lives inside that folder too: nothing is read from or written to the
+developer's home. The tests never install (no network while they run): `installed(name)` gives a CLI's
+executable, and without it the suite skips with the command above, and fails under CI, where it must run.
 
 `scratch_env(root)` is the environment a CLI runs in: a fresh HOME and XDG folders under `root`, the machine's
 PATH, and nothing of the developer's harness or wheypoint variables.
@@ -47,21 +49,29 @@ def cache_folder() -> Path:
 
 def installed(name: str) -> Path:
     """The executable of one pinned CLI (`claude`, `codex`, `gemini`, `opencode`, `mcp-inspector`)."""
+    binary = cache_folder() / "node_modules" / ".bin" / name
+    if not binary.exists():
+        missing(f"{name} is not installed for the end-to-end suite ({binary} is absent): run "
+                "`python3 tests/e2e/clis.py` first (it installs the pinned CLIs with npm)")  # fmt: skip
+    return binary
+
+
+def install() -> Path:
+    """Install the pinned CLIs into the cache folder, unless every one is there already; the folder."""
     folder = cache_folder()
-    binary = folder / "node_modules" / ".bin" / name
-    if binary.exists():
-        return binary
+    names = [folder / "node_modules" / ".bin" / name for name in PINS]
     npm = shutil.which("npm")
     if npm is None:
-        missing("npm is not installed: the end-to-end suite drives the harnesses' own CLIs, installed from npm")
+        raise SystemExit("npm is not installed: the end-to-end suite drives the harnesses' own CLIs, from npm")
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("w") as lock:  # two test processes never install at once
+    with (folder / ".lock").open("w") as lock:  # two installs never run at once
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not binary.exists():
+        if not all(path.exists() for path in names):
             _install(str(npm), folder)
-    if not binary.exists():
-        missing(f"npm installed the pinned CLIs into {folder}, but {name} is not there")
-    return binary
+    absent = [path.name for path in names if not path.exists()]
+    if absent:
+        raise SystemExit(f"npm installed the pinned CLIs into {folder}, but {', '.join(absent)} are not there")
+    return folder
 
 
 def _install(npm: str, folder: Path) -> None:
@@ -74,9 +84,9 @@ def _install(npm: str, folder: Path) -> None:
         done = subprocess.run([npm, "install", "--no-save", "--prefix", str(folder), *specs], env=env,
                               capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)  # fmt: skip
     except subprocess.TimeoutExpired:
-        missing(f"npm install of the pinned CLIs did not finish in {INSTALL_TIMEOUT} s")
+        raise SystemExit(f"npm install of the pinned CLIs did not finish in {INSTALL_TIMEOUT} s") from None
     if done.returncode != 0:
-        missing(f"npm could not install the pinned CLIs ({done.stderr.strip()[-400:]})")
+        raise SystemExit(f"npm could not install the pinned CLIs ({done.stderr.strip()[-400:]})")
 
 
 # Variables of the developer's own harnesses, wheypoint and toolchains that must not reach a CLI under test.
@@ -95,3 +105,7 @@ def scratch_env(root: Path) -> dict[str, str]:
                WHEYPOINT_HOME=str(root / "wheypoint"), NO_COLOR="1", TERM="dumb")  # fmt: skip
     env.pop("CI", None)  # the CLIs behave alike on a developer's machine and in CI
     return env
+
+
+if __name__ == "__main__":
+    print(install())
