@@ -43,6 +43,8 @@ class Scene:
                    "hook_event_name": event, "timestamp": "2026-12-01T20:30:00.000Z", **extra}  # fmt: skip
         done = self.wp("hook", event, "--harness", "gemini", cwd=self.repo, stdin=json.dumps(payload), env=self.env)
         assert done.code == 0 and done.stderr == "", done.stderr
+        # Gemini decodes a hook's stdout 64 KiB at a time: a character split between two reads would be mangled.
+        assert done.stdout.isascii(), done.stdout[:200]
         answer: dict[str, Any] = done.json
         return answer
 
@@ -100,7 +102,8 @@ def test_an_automatic_precompress_after_the_transcript_grew_rescues(scene: Scene
 def test_a_session_holding_only_the_preamble_makes_no_work(scene: Scene) -> None:
     """A new session's file starts with the CLI's `<session_context>` preamble: it is no prompt to keep."""
     preamble = scene.transcript(scene.records[:2])
-    assert scene.fire("PreCompress", preamble, trigger="manual") == {}
+    answer = scene.fire("PreCompress", preamble, trigger="manual")
+    assert "kept" not in answer.get("systemMessage", ""), answer
     assert scene.works() == []
 
 
@@ -118,6 +121,7 @@ def test_the_packet_rides_beforeagent_once_per_session(scene: Scene) -> None:
     packet = output["additionalContext"]
     assert packet.startswith("wheypoint: the handoff of work session-gemini-")
     assert sorted(m["text"] for m in json.loads(packet.splitlines()[1])["meat"]) == sorted([P1, P2, P3])
+    assert "ünïcödé" in packet  # printed as JSON escapes, read back whole
     assert scene.fire("BeforeAgent", fresh, session=other, prompt="and then?") == {}
     # A session that never compacted and finds no pending packet gets the newest work's, once.
     third = "0c0c0c0c-1111-2222-3333-444444444444"

@@ -171,8 +171,11 @@ def _print(harness: Any, given: Any, answer: _Answer) -> None:
             out["hookSpecificOutput"] = {"hookEventName": given, "additionalContext": answer.context}
         if message:
             out["systemMessage"] = message
+    # Gemini CLI decodes a hook's output 64 KiB at a time, so a character split between two reads arrives as two
+    # U+FFFD: its answer is all ASCII (JSON escapes), whatever the packet's size.
+    encoding = "ascii" if harness == "gemini" else sys.stdout.encoding
     try:
-        sys.stdout.write(document_text(out, encoding=sys.stdout.encoding) + "\n")
+        sys.stdout.write(document_text(out, encoding=encoding) + "\n")
         sys.stdout.flush()
     except OSError:  # the harness stopped reading: nothing left to tell it
         pass
