@@ -57,7 +57,8 @@ class Codex:
         self.env = clis.scratch_env(self.root)
         self.home = Path(self.env["HOME"]) / ".codex"
         self.home.mkdir(parents=True, exist_ok=True)
-        self.env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="sk-mock")
+        (self.root / "tmp").mkdir(exist_ok=True)  # Codex saves a hook output it cut under $TMPDIR/hook_outputs
+        self.env.update(CODEX_HOME=str(self.home), MOCK_API_KEY="sk-mock", TMPDIR=str(self.root / "tmp"))
         self.repo = make_repo(self.root / "repo", {"payments/client.py": "def pay():\n    pass\n"})
         self.store = Path(self.env["WHEYPOINT_HOME"])
         self.binary = str(clis.installed("codex"))
