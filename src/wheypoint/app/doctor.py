@@ -65,8 +65,24 @@ def doctor(ctx: Context, fix: bool = False) -> dict[str, Any]:
     store = check_store(ctx, problems)
     notes = check_notes(ctx, fix, problems, fixed)
     del log["entries"]
+    problems = _once(problems)
     return {"healthy": not problems, "problems": problems, "warnings": warnings, "fixed": fixed,
             "harnesses": harnesses, "hook_log": log, "store": store, "notes": notes}  # fmt: skip
+
+
+def _once(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each finding once: a file read for its hooks and for its registrations is reported unreadable once."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for item in findings:
+        key: tuple[Any, ...] = (item["code"], item.get("path"), item.get("event"), item.get("harness"),
+                                item.get("work_id"))  # fmt: skip
+        if item["code"].endswith("-unreadable"):
+            key = (item["code"], item.get("path"))
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
 
 
 # ---- installed hooks

@@ -46,9 +46,10 @@ def check_store(ctx: Context, problems: list[dict[str, Any]]) -> dict[str, Any]:
         problems.append(finding("store-unreadable", f"the store at {location} cannot be opened: {refusal}",
                                 path=location))  # fmt: skip
         return {"location": location, "readable": False}
+    report: dict[str, Any] = {"location": location, "readable": False}
     try:
         facts = store.health()
-        report: dict[str, Any] = {**facts, "readable": True}
+        report = {**facts, "readable": True}
         integrity = facts.get("integrity")
         if integrity is not None and integrity != ["ok"]:
             shown_problems = "; ".join(integrity[:5])
@@ -59,7 +60,7 @@ def check_store(ctx: Context, problems: list[dict[str, Any]]) -> dict[str, Any]:
     except Refusal as refusal:
         problems.append(finding("store-unreadable", f"the store at {location} cannot be read: {refusal}",
                                 path=location))  # fmt: skip
-        report = {"location": location, "readable": False}
+        report["readable"] = False
     finally:
         try:
             store.close()
@@ -125,13 +126,18 @@ def check_notes(ctx: Context, fix: bool, problems: list[dict[str, Any]], fixed: 
         return {"checkout": None}
     project = ctx.project_key()
     counts = {"current": 0, "stale": 0, "hand_edited": 0, "missing": 0}
+    store_read = True  # False when the store broke off (check_store says why)
     folders = {os.path.join(checkout.toplevel, NOTES_SUBDIR)}
+    temps = []
+    for folder in sorted(folders):  # first: rendering a note sweeps its own temporaries, unreported
+        if fix:
+            fixed += [{"action": "removed-temporary", "path": path} for path in sweep_temps(folder)]
     try:
         store = ctx.open_store(create=False)
+        works = [w for w in store.works_to_check() if w[1] == project]
     except Refusal:
-        store = None  # check_store reports it
+        store, works, store_read = None, [], False
     try:
-        works = [w for w in store.works_to_check() if w[1] == project] if store is not None else []
         for work_id, *_ in works:
             assert store is not None
             ref, record = store.work(work_id), store.record(work_id)
@@ -167,10 +173,14 @@ def check_notes(ctx: Context, fix: bool, problems: list[dict[str, Any]], fixed: 
                 problems.append(finding("note-stale", f"{path} is not what the store's r{record['revision_number']} "
                                         "renders to (`doctor --fix` renders it again)", path=path, work_id=work_id,
                                         fix="render the note again"))  # fmt: skip
+    except Refusal:
+        store_read = False
     finally:
         if store is not None:
-            store.close()
-    temps = []
+            try:
+                store.close()
+            except Refusal:
+                pass
     for folder in sorted(folders):
         if fix:
             fixed += [{"action": "removed-temporary", "path": path} for path in sweep_temps(folder)]
@@ -180,4 +190,4 @@ def check_notes(ctx: Context, fix: bool, problems: list[dict[str, Any]], fixed: 
                 problems.append(finding("note-temporary", f"{path} was left by a writer killed mid-write "
                                         "(`doctor --fix` removes it)", path=path, fix="remove it"))  # fmt: skip
     return {"checkout": checkout.toplevel, "project": project, "folders": sorted(folders), **counts,
-            "temporaries": temps}  # fmt: skip
+            "temporaries": temps, "store_read": store_read}  # fmt: skip

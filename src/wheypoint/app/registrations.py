@@ -149,12 +149,11 @@ class _Seen:
         try:
             return read_file(path) or {}
         except TomlError as exc:
-            self._unreadable(path, f"not TOML this reader takes ({exc})")
+            self._unreadable(path, f"not TOML this reader takes ({exc})", "codex-config-unreadable")
             return {}
 
-    def _unreadable(self, path: str, why: str) -> None:
-        self.problems.append(finding("settings-unreadable", f"{path} cannot be read: {why}", path=path,
-                                     harness=self.harness))  # fmt: skip
+    def _unreadable(self, path: str, why: str, code: str = "settings-unreadable") -> None:
+        self.problems.append(finding(code, f"{path} cannot be read: {why}", path=path, harness=self.harness))
 
     def servers(self, servers: Any, path: str, scope: str) -> None:
         if not isinstance(servers, dict):
