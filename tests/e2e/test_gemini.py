@@ -5,8 +5,8 @@ model answers the prompt with a function call and reports a huge promptTokenCoun
 sends the call's result), then a new session, resumed once. Gemini needs `GOOGLE_GEMINI_BASE_URL`,
 `GEMINI_API_KEY`, `security.auth.selectedType: "gemini-api-key"`, `GEMINI_CLI_TRUST_WORKSPACE=true` and `-m`;
 `GEMINI_CLI_NO_RELAUNCH=true` spares each run the CLI's relaunch of itself (a second Node.js start, for a larger
-heap). The chat files are copied after every run: Gemini deletes a resumed session's file when a later session
-starts (its session retention drops every file sharing a short id with one it cannot resume).
+heap). The chat files are copied after every run: Gemini's session retention deletes chat files at start-up (every
+file it cannot resume, with the other files of its short id), and a resumed session's file was seen to go.
 """
 
 from __future__ import annotations
