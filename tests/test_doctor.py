@@ -21,7 +21,7 @@ import pytest
 from conftest import ROOT, RUNTIMES, make_repo, runtime_argv
 from test_hooks_install import Scratch
 from wheypoint.app import codex_trust, tomlread
-from wheypoint.app.registrations import _without_comments
+from wheypoint.app.harness_files import without_comments
 
 # What Codex 0.171.0 itself answered (`codex app-server`, `hooks/list`: `currentHash`) for the hooks.json that
 # `hooks install --harness codex --command "<RECORDED_RUNNER>"` writes. test_codex_agrees_... checks it live.
@@ -167,6 +167,41 @@ def test_hooks_installed_by_hooks_install_are_found_with_when_they_fired_and_wha
     code, reply = scene.doctor()
     assert code == 0 and reply["problems"] == [], reply["problems"]
     assert reply["harnesses"]["gemini"]["last_fired"]["SessionStart"]["failure_count"] == 0
+
+
+def test_gemini_settings_with_comments_are_read_as_gemini_reads_them(scene: Scene) -> None:
+    path = Path(scene.scratch.hooks("install", "--harness", "gemini")["path"])
+    path.write_text("// my settings\n" + path.read_text().replace('"hooks": {', '"hooks": { /* ours */', 1))
+    code, reply = scene.doctor()
+    assert code == 0, reply["problems"]
+    events = reply["harnesses"]["gemini"]["user"]["events"]
+    assert [e["event"] for e in events if e["installed"] and e["current"]] == [
+        "PreCompress", "SessionStart", "AfterAgent", "BeforeAgent"]  # fmt: skip
+
+
+def test_a_warning_a_hook_logged_about_its_transcript_is_a_warning_of_doctor(scene: Scene) -> None:
+    scene.scratch.hooks("install", "--harness", "claude-code")
+    odd = scene.scratch.root / "odd.jsonl"  # user-role records in no shape the reader knows, among unknown types
+    lines = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s9",
+            "cwd": str(scene.repo),
+            "timestamp": "2026-12-01T10:00:00Z",
+            "message": {"role": "user", "content": [{"type": "mystery_block", "data": "hello"}]},
+        }
+    ]
+    lines += [{"type": "telemetry_v9", "uuid": f"x{n}", "sessionId": "s9"} for n in range(5)]
+    odd.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    payload = {"session_id": "s9", "transcript_path": str(odd), "cwd": str(scene.repo), "trigger": "manual",
+               "hook_event_name": "PreCompact"}  # fmt: skip
+    scene.hook("PreCompact", "claude-code", json.dumps(payload))
+    logged = json.loads((scene.scratch.root / "store" / "hooks" / "hook.log").read_text().splitlines()[-1])
+    _, reply = scene.doctor()
+    said = [w for w in reply["warnings"] if w.get("event") == "PreCompact"]
+    assert [w["code"] for w in said] == ([logged["warning"]["code"]] if "warning" in logged else [])
+    assert all(w["harness"] == "claude-code" and logged["warning"]["message"] in w["message"] for w in said)
 
 
 def test_a_hook_that_is_stale_incomplete_or_runs_a_missing_program_is_a_problem(scene: Scene) -> None:
@@ -398,7 +433,7 @@ def test_mcp_skill_and_plugin_registrations_are_found_where_each_harness_reads_t
 
 def test_jsonc_comments_and_trailing_commas_go_and_strings_stay() -> None:
     text = '{"a": "// not a comment", /* x */ "b": [1, 2,], // end\n "c": "/* kept */",}'
-    assert json.loads(_without_comments(text)) == {"a": "// not a comment", "b": [1, 2], "c": "/* kept */"}
+    assert json.loads(without_comments(text)) == {"a": "// not a comment", "b": [1, 2], "c": "/* kept */"}
 
 
 # ------------------------------------------------------------------------------------- the store
@@ -470,6 +505,25 @@ def test_a_damaged_or_foreign_store_file_is_reported_not_crashed_on(scene: Scene
     foreign.write_bytes(b"this is not an SQLite database at all\n" * 200)
     code, reply = scene.doctor(env={"WHEYPOINT_STORE": str(foreign)})
     assert code == 1 and codes(reply) == ["store-unreadable"] and reply["store"]["readable"] is False
+
+
+def test_a_postgresql_store_is_checked_by_its_records(scene: Scene, postgres_url: str) -> None:
+    team = {"WHEYPOINT_STORE": postgres_url}
+    flags = ("--orientation", "Backoff.", "--next", "hold", "--notes", "Started.")
+    done = scene.run("checkpoint", "retry-backoff", *flags, env=team)
+    assert done.code == 0, done.stdout + done.stderr
+    code, reply = scene.doctor(env=team)
+    store = reply["store"]
+    assert code == 0 and store["backend"] == "postgresql" and store["integrity"] is None
+    assert (store["works"], store["revisions"], store["works_failing_verification"]) == (1, 1, 0)
+    assert store["schema_version"] >= 1 and store["size_bytes"] > 0 and store["data_checksums"] in ("on", "off")
+    assert postgres_url.rpartition("@")[2] in store["location"]
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE revisions SET record_digest = %s", ("sha256:" + "3" * 64,))
+    code, reply = scene.doctor(env=team)
+    assert code == 1 and codes(reply) == ["record-digest-mismatch"]
 
 
 # ------------------------------------------------------------------------------------- notes

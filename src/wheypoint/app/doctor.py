@@ -55,7 +55,7 @@ def doctor(ctx: Context, fix: bool = False) -> dict[str, Any]:
     harnesses: dict[str, dict[str, Any]] = {}
     for harness in hf.HARNESSES:
         report: dict[str, Any] = {scope: _scope_report(ctx, harness, scope, problems, warnings) for scope in hf.SCOPES}
-        report["last_fired"] = _last_fired(log["entries"], harness, problems)
+        report["last_fired"] = _last_fired(log["entries"], harness, problems, warnings)
         report["registrations"] = registrations(ctx, harness, problems)
         harnesses[harness] = report
     if not any(event["installed"] for h in harnesses.values() for scope in hf.SCOPES if h[scope]
@@ -115,7 +115,7 @@ def _scope_report(ctx: Context, harness: str, scope: str, problems: list[dict[st
 
 
 def _settings(ctx: Context, harness: str, path: str, report: dict[str, Any], problems: list[dict[str, Any]]) -> None:
-    settings = hf.read_settings(path)
+    settings = hf.read_as_harness(harness, path)
     trust = _codex_states(ctx, problems) if harness == "codex" else None
     for event, limit in hf.EVENTS[harness]:
         found = hf.locate_ours(settings, event, harness)
@@ -262,7 +262,8 @@ def read_log(ctx: Context, warnings: list[dict[str, Any]]) -> dict[str, Any]:
             "last_at": entries[-1].get("at") if entries else None}  # fmt: skip
 
 
-def _last_fired(entries: list[dict[str, Any]], harness: str, problems: list[dict[str, Any]]) -> dict[str, Any]:
+def _last_fired(entries: list[dict[str, Any]], harness: str, problems: list[dict[str, Any]],
+                warnings: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
     """Per event (as the harness named it): when it last fired and what it did, its calls, failures since success."""
     by_event: dict[str, dict[str, Any]] = {}
     for entry in entries:
@@ -281,6 +282,10 @@ def _last_fired(entries: list[dict[str, Any]], harness: str, problems: list[dict
         failures = facts["failures_since_success"]
         facts["failures_since_success"] = failures[-FAILURES_KEPT:]
         facts["failure_count"] = len(failures)
+        said = facts["last"].get("warning")
+        if isinstance(said, dict) and isinstance(said.get("code"), str):  # e.g. transcript-format-unknown
+            warnings.append(finding(said["code"], f"{harness}'s {event} hook, last at {facts['last'].get('at')}: "
+                                    f"{said.get('message')}", harness=harness, event=event))  # fmt: skip
         if failures:
             last = failures[-1]
             why = last.get("refused") or last.get("error")

@@ -187,6 +187,56 @@ def detect_indent(text: str) -> int | str:
     return 2
 
 
+def read_as_harness(harness: str, path: str) -> Settings:
+    """A settings file as the harness itself reads it: Gemini CLI strips comments first (so `doctor` does too,
+    while `hooks install` refuses such a file rather than rewrite it without them)."""
+    try:
+        return read_settings(path)
+    except Refusal as refusal:
+        if harness != "gemini" or refusal.code != "settings-unreadable":
+            raise
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                text = handle.read(MAX_SETTINGS_BYTES)
+            data = json.loads(without_comments(text))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            raise refusal from None
+        if not isinstance(data, dict):
+            raise refusal from None
+        return Settings(path, data, text)
+
+
+def without_comments(text: str) -> str:
+    """JSONC as JSON: `//` and `/* */` comments and trailing commas removed, strings left as they are."""
+    out: list[str] = []
+    at, length = 0, len(text)
+    while at < length:
+        char = text[at]
+        if char == '"':
+            end = at + 1
+            while end < length and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[at : end + 1])
+            at = end + 1
+        elif text.startswith("//", at):
+            newline = text.find("\n", at)
+            at = length if newline < 0 else newline
+        elif text.startswith("/*", at):
+            close = text.find("*/", at + 2)
+            at = length if close < 0 else close + 2
+        elif char in "]}":
+            while out and out[-1].isspace():
+                out.pop()
+            if out and out[-1] == ",":
+                out.pop()
+            out.append(char)
+            at += 1
+        else:
+            out.append(char)
+            at += 1
+    return "".join(out)
+
+
 # ---- our handlers inside `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, ...]}, ...]}}`
 
 

@@ -26,7 +26,7 @@ import json
 import os
 
 from wheypoint.app.doctor_store import finding
-from wheypoint.app.harness_files import MAX_SETTINGS_BYTES, config_home, home, user_folder
+from wheypoint.app.harness_files import MAX_SETTINGS_BYTES, config_home, home, user_folder, without_comments
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def registrations(ctx: Context, harness: str, problems: list[dict[str, Any]]) ->
             seen.skills(os.path.join(root, ".agents", "skills"), "project")
     elif harness == "gemini":
         path = os.path.join(mine, "settings.json")
-        seen.servers(seen.json(path).get("mcpServers"), path, "user")
+        seen.servers(seen.json(path, jsonc=True).get("mcpServers"), path, "user")
         extensions = os.path.join(mine, "extensions")
         for name in _folders(extensions):
             manifest = os.path.join(extensions, name, "gemini-extension.json")
@@ -86,7 +86,7 @@ def registrations(ctx: Context, harness: str, problems: list[dict[str, Any]]) ->
         seen.skills(os.path.join(os.path.dirname(mine), ".agents", "skills"), "user")
         if root:
             path = os.path.join(root, ".gemini", "settings.json")
-            seen.servers(seen.json(path).get("mcpServers"), path, "project")
+            seen.servers(seen.json(path, jsonc=True).get("mcpServers"), path, "project")
             seen.skills(os.path.join(root, ".gemini", "skills"), "project")
             seen.skills(os.path.join(root, ".agents", "skills"), "project")
     else:
@@ -133,7 +133,7 @@ class _Seen:
             return {}
         try:
             text = raw.decode("utf-8-sig")
-            data = json.loads(_without_comments(text) if jsonc else text) if text.strip() else {}
+            data = json.loads(without_comments(text) if jsonc else text) if text.strip() else {}
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             self._unreadable(path, f"not valid JSON ({exc})")
             return {}
@@ -210,34 +210,3 @@ def _skill_name(path: str) -> str | None:
         if key.strip() == "name":
             return value.strip().strip("'\"") or None
     return None
-
-
-def _without_comments(text: str) -> str:
-    """JSONC as JSON: `//` and `/* */` comments and trailing commas removed, strings left as they are."""
-    out: list[str] = []
-    at, length = 0, len(text)
-    while at < length:
-        char = text[at]
-        if char == '"':
-            end = at + 1
-            while end < length and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            out.append(text[at : end + 1])
-            at = end + 1
-        elif text.startswith("//", at):
-            newline = text.find("\n", at)
-            at = length if newline < 0 else newline
-        elif text.startswith("/*", at):
-            close = text.find("*/", at + 2)
-            at = length if close < 0 else close + 2
-        elif char in "]}":
-            while out and out[-1].isspace():
-                out.pop()
-            if out and out[-1] == ",":
-                out.pop()
-            out.append(char)
-            at += 1
-        else:
-            out.append(char)
-            at += 1
-    return "".join(out)
