@@ -22,6 +22,7 @@ import { spawn } from "node:child_process"
 
 const COMMANDS = __WHEYPOINT_COMMANDS__
 const TIMEOUT_MS = __WHEYPOINT_TIMEOUTS__
+const MAX_SESSIONS = 256 // packets kept at once, one per session
 
 function runHook(event, payload) {
   const command = COMMANDS[event]
@@ -82,9 +83,15 @@ export const WheypointPlugin = async ({ directory, worktree }) => {
     if (!packets.has(id)) {
       const source = started.has(id) ? "startup" : "resume"
       const payload = { session_id: id, cwd, hook_event_name: "SessionStart", source, transcript_path: null }
-      packets.set(id, runHook("SessionStart", payload).then(contextOf))
+      remember(id, runHook("SessionStart", payload).then(contextOf))
     }
     return packets.get(id)
+  }
+  const remember = (id, packet) => {
+    packets.delete(id)
+    packets.set(id, packet)
+    // A server runs for days: the oldest sessions' packets go (one that comes back asks the hook again).
+    while (packets.size > MAX_SESSIONS) packets.delete(packets.keys().next().value)
   }
   return {
     "experimental.chat.system.transform": async (input, output) => {
@@ -101,7 +108,7 @@ export const WheypointPlugin = async ({ directory, worktree }) => {
       const text = contextOf(await runHook("PreCompact", payload))
       if (typeof id === "string" && id) {
         compacting.add(id)
-        if (text) packets.set(id, Promise.resolve(text))
+        if (text) remember(id, Promise.resolve(text))
       }
       if (text && output && Array.isArray(output.context)) output.context.push(text)
     },
