@@ -1,15 +1,16 @@
 """How Codex rollout records become turns: prompts and their echoes, injected context, tools, forks' replays.
 
-Up to about 0.170, what the person typed is the `event_msg` `user_message`; Codex also writes the same
-words as a `response_item` message of role user just before (or after) it. That echo is dropped and counted
-as a duplicate, so a prompt appears once. A role-user message that no event confirms is injected context
-(environment, AGENTS.md, skills, aborted-turn notes) and reads as `meta`, except `!` shell commands,
-which Codex stores as `<user_shell_command>` blocks. From 0.171 there is no `user_message`: each content
-part of a role-user message says who wrote it (`content_item_metadata[].provenance.type`, "user" for typed
-words, "harness", "skills", "agents_md"... for context), and an `item_completed` event with a `UserMessage`
-item mirrors the prompt; whichever of the two comes second is the duplicate. The `agent_message` and
-`agent_reasoning` events (and the `item_completed` agent, reasoning and compaction items) mirror other
-records and are counted as duplicates rather than yielded twice.
+In rollouts before 0.171 (the corpus's, 0.135 and older), what the person typed is the `event_msg`
+`user_message`; Codex also writes the same words as a `response_item` message of role user just before (or
+after) it. That echo is dropped and counted as a duplicate, so a prompt appears once. A role-user message that
+no event confirms is injected context (environment, AGENTS.md, skills, aborted-turn notes) and reads as `meta`,
+except `!` shell commands, which Codex stores as `<user_shell_command>` blocks. From 0.171 there is no
+`user_message`: each content part of a role-user message says who wrote it
+(`content_item_metadata[].provenance.type`, "user" for typed words, "harness", "skills", "agents_md"... for
+context, a hook's included), and an `item_completed` event with a `UserMessage` item mirrors the prompt;
+whichever of the two comes second is the duplicate. The `agent_message` and `agent_reasoning` events (and the
+`item_completed` agent, reasoning and compaction items) mirror other records and are counted as duplicates
+rather than yielded twice.
 
 A forked or subagent rollout starts with a copy of its parent's history, re-stamped in one burst at
 the fork instant and opened by the parent's own session_meta. That copy is skipped and counted as
