@@ -43,6 +43,7 @@ HUGE = 900_000  # promptTokenCount over half of Gemini's 1,048,576-token limit: 
 RUN_TIMEOUT = 90
 EVENTS = ("PreCompress", "SessionStart", "AfterAgent", "BeforeAgent")
 HEAD = "wheypoint: the handoff of work"
+USER_KINDS = ("prompt", "queued_prompt", "shell_input", "slash_command")  # what `turns` reads as typed
 RECORDING = "gemini-0.61.0-e2e.jsonl"
 FAKE_ROOT = "/home/dev/e2e/gemini"
 
@@ -215,7 +216,7 @@ def test_gemini_end_to_end(tmp_path: Path) -> None:
 
         # `turns` reads each typed prompt once, exactly, and nothing else as a prompt.
         for path, typed in ((first, [P1, P2, P3, P4]), (second, [P5, P6])):
-            read = [(t["kind"], t["text"]) for t in s.turns(path) if t["kind"] in ("prompt", "slash_command")]
+            read = [(t["kind"], t["text"]) for t in s.turns(path) if t["kind"] in USER_KINDS]
             assert read == [("prompt", text) for text in typed], f"{path}: {read}{why}"
 
         # The packet: whole, on its own part after the prompt, once per session (P4 after the compaction, P5).
