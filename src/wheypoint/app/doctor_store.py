@@ -1,6 +1,6 @@
 """`doctor`'s store and notes: the backend's own check, every record's digest and chain, this checkout's notes.
 
-The store: the backend's facts (schema version, size, SQLite's `PRAGMA integrity_check`; a PostgreSQL server
+The store: the backend's facts (schema version, size, SQLite's own integrity check; a PostgreSQL server
 checks its own pages), then every revision row read as stored and verified as an import verifies a bundle
 (model/bundle.verify_chain: ids, numbering, parents, `record_digest` and `revision_digest` recomputed), its
 `record_digest` column against its record, and each work's head pointer against its last revision.

@@ -165,8 +165,11 @@ class _Seen:
             words = [command] if isinstance(command, str) else command if isinstance(command, list) else []
             words = [str(word) for word in [*words, *args]]
             if name == "wheypoint" or "wheypoint" in " ".join(words).lower():
+                from wheypoint.model.replies import scrub_text
+
                 disabled = server.get("enabled") is False or server.get("disabled") is True
-                self.add("mcp", str(name), path, scope, command=words, enabled=not disabled)
+                shown = [scrub_text(word) for word in words]  # a server's arguments may carry a token
+                self.add("mcp", str(name), path, scope, command=shown, enabled=not disabled)
 
     def skills(self, root: str, scope: str) -> None:
         self.looked.append(root)
