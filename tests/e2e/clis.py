@@ -104,6 +104,8 @@ def scratch_env(root: Path) -> dict[str, str]:
                XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
                WHEYPOINT_HOME=str(root / "wheypoint"), NO_COLOR="1", TERM="dumb")  # fmt: skip
     env.pop("CI", None)  # the CLIs behave alike on a developer's machine and in CI
+    for name in ("PWD", "OLDPWD"):  # OpenCode takes $PWD for its folder, before the folder it is started in
+        env.pop(name, None)
     return env
 
 
