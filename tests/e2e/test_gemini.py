@@ -5,8 +5,9 @@ model answers the prompt with a function call and reports a huge promptTokenCoun
 sends the call's result), then a new session, resumed once. Gemini needs `GOOGLE_GEMINI_BASE_URL`,
 `GEMINI_API_KEY`, `security.auth.selectedType: "gemini-api-key"`, `GEMINI_CLI_TRUST_WORKSPACE=true` and `-m`;
 `GEMINI_CLI_NO_RELAUNCH=true` spares each run the CLI's relaunch of itself (a second Node.js start, for a larger
-heap). The chat files are copied after every run: Gemini's session retention deletes chat files at start-up (every
-file it cannot resume, with the other files of its short id), and a resumed session's file was seen to go.
+heap). The chat files are copied after every run: at start-up Gemini's session retention deletes every chat file it
+cannot resume with the other files of its short id, and a resume in a later minute leaves one (the preamble alone
+under the session's short id), so a new session deletes the resumed one's whole chat.
 """
 
 from __future__ import annotations
