@@ -261,6 +261,22 @@ def test_codex_trust_per_hook_trusted_changed_untrusted_and_disabled(scene: Scen
     assert code == 1
 
 
+def test_codex_project_hooks_run_only_in_a_project_codex_trusts(scene: Scene) -> None:
+    scene.scratch.hooks("install", "--harness", "codex", "--scope", "project", cwd=scene.repo)
+    _, reply = scene.doctor()
+    assert reply["harnesses"]["codex"]["project"]["project_trusted"] is False
+    assert "codex-project-untrusted" in codes(reply)
+    config = scene.scratch.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(f'[projects."{scene.repo.parent}"]\ntrust_level = "trusted"\n')  # a folder above counts
+    _, reply = scene.doctor()
+    assert reply["harnesses"]["codex"]["project"]["project_trusted"] is True
+    assert "codex-project-untrusted" not in codes(reply)
+    keys = [e["trust"]["key"] for e in reply["harnesses"]["codex"]["project"]["events"]]
+    assert keys == [f"{scene.repo}/.codex/hooks.json:{SNAKE[e]}:0:0" for e in ("PreCompact", "SessionStart", "Stop",
+                                                                                 "UserPromptSubmit")]  # fmt: skip
+
+
 def test_the_hash_is_the_one_codex_recorded() -> None:
     for event, limit in (("PreCompact", 30), ("SessionStart", 10), ("Stop", 10), ("UserPromptSubmit", 10)):
         handler = {"type": "command", "command": f"{RECORDED_RUNNER} hook {event} --harness codex", "timeout": limit}
@@ -282,18 +298,27 @@ def test_codex_agrees_with_doctor_on_every_hooks_key_hash_and_trust(scene: Scene
 
     codex = clis.installed("codex")
     hooks_json = Path(scene.scratch.hooks("install", "--harness", "codex")["path"])
+    scene.scratch.hooks("install", "--harness", "codex", "--scope", "project", cwd=scene.repo)
     settings = json.loads(hooks_json.read_text())
     settings["hooks"]["SessionStart"][0]["matcher"] = "startup|resume"  # a matcher that counts in the hash
     hooks_json.write_text(json.dumps(settings, indent=2))
     _, before = scene.doctor()
     events = {e["event"]: e for e in before["harnesses"]["codex"]["user"]["events"]}
     trusted, changed = events["PreCompact"]["trust"], events["Stop"]["trust"]
-    (hooks_json.parent / "config.toml").write_text(
+    config = hooks_json.parent / "config.toml"
+    config.write_text(
         f'[hooks.state."{trusted["key"]}"]\ntrusted_hash = "{trusted["current_hash"]}"\n'
         f'[hooks.state."{changed["key"]}"]\ntrusted_hash = "sha256:{"0" * 64}"\n'
     )
     _, reply = scene.doctor()
     ours = {e["trust"]["key"]: e["trust"] for e in reply["harnesses"]["codex"]["user"]["events"]}
+    theirs = {hook["key"]: hook for hook in _codex_hooks(codex, scene)}
+    assert reply["harnesses"]["codex"]["project"]["project_trusted"] is False  # so Codex lists only the user's
+    config.write_text(config.read_text() + f'[projects."{scene.repo}"]\ntrust_level = "trusted"\n')
+    _, reply = scene.doctor()
+    assert reply["harnesses"]["codex"]["project"]["project_trusted"] is True
+    for scope in ("user", "project"):
+        ours.update({e["trust"]["key"]: e["trust"] for e in reply["harnesses"]["codex"][scope]["events"]})
     theirs = {hook["key"]: hook for hook in _codex_hooks(codex, scene)}
     assert set(ours) == set(theirs)
     for key, trust in ours.items():

@@ -10,7 +10,8 @@ Every line of the reply comes from a file on this machine or from the store; not
   shape, or an OpenCode plugin from another template), only some of a harness's events installed
   (`hook-incomplete`), or a hook whose program is not there (`hook-runner-missing`);
 - a Codex hook that Codex would skip: not trusted (`codex-hook-untrusted`), changed since it was trusted
-  (`codex-hook-modified`), or turned off (`codex-hook-disabled`);
+  (`codex-hook-modified`), turned off (`codex-hook-disabled`), or in a checkout Codex does not trust
+  (`codex-project-untrusted`);
 - a hook event whose latest calls in hooks/hook.log failed: refused or errored since its last success
   (`hook-failing`);
 - the store: cannot be opened or read (`store-unreadable`), damage its backend finds (`store-integrity`), a
@@ -100,6 +101,8 @@ def _scope_report(ctx: Context, harness: str, scope: str, problems: list[dict[st
             _plugin(harness, path, report, problems, warnings)
         else:
             _settings(ctx, harness, path, report, problems)
+            if harness == "codex" and scope == "project" and any(e["installed"] for e in report["events"]):
+                report["project_trusted"] = _codex_project_trusted(ctx, path, problems)
     except Refusal as refusal:
         problems.append(finding(refusal.code, str(refusal.message), path=path, harness=harness))
         report["readable"] = False
@@ -201,6 +204,31 @@ def _codex_states(ctx: Context, problems: list[dict[str, Any]]) -> dict[str, dic
         problems.append(finding("codex-config-unreadable", f"{path} cannot be read ({exc}): Codex's trust in "
                                 "wheypoint's hooks is unknown", path=path, harness="codex"))  # fmt: skip
         return {}
+
+
+def _codex_project_trusted(ctx: Context, path: str, problems: list[dict[str, Any]]) -> bool:
+    """Whether Codex reads this checkout's .codex at all: only with `[projects."<checkout>"] trust_level =
+    "trusted"` in the user's config.toml (checked against Codex 0.171's hooks/list), for it or a folder above."""
+    from wheypoint.app.codex_trust import config_path
+    from wheypoint.app.tomlread import TomlError, read_file
+
+    try:
+        projects = (read_file(config_path(hf.user_folder(ctx, "codex"))) or {}).get("projects")
+    except TomlError:
+        return False  # _codex_states reported the file
+    folder = hf.project_root(ctx)
+    while True:
+        entry = projects.get(folder) if isinstance(projects, dict) else None
+        if isinstance(entry, dict) and entry.get("trust_level") == "trusted":
+            return True
+        if os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    problems.append(finding("codex-project-untrusted", f"Codex does not read {os.path.dirname(path)} until you "
+                            "trust this project (it asks when you start codex here; or set trust_level = "
+                            "\"trusted\" under [projects.\"<checkout>\"] in config.toml): its hooks are not run",
+                            path=path, harness="codex"))  # fmt: skip
+    return False
 
 
 def _trust(path: str, event: str, group_index: int, index: int, settings: hf.Settings, handler: dict[str, Any],
