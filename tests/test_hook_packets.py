@@ -81,3 +81,28 @@ def test_a_compaction_whose_precompact_did_not_fire_still_gets_the_packet(hooks:
     first = hooks.packet("SessionStart", "fresh", source="startup")
     assert first is not None
     assert hooks.packet("SessionStart", "fresh", source="compact") == first  # no PreCompact of this session: deliver
+
+
+CODEX_LIMIT = 10_000  # UTF-8 bytes of a hook's context Codex 0.171 hands over whole (bench/packet_limit_codex.py)
+
+
+def test_a_packet_of_non_ascii_prompts_fits_codexs_limit_in_utf8_bytes(tmp_path: Path) -> None:
+    # Codex replaces a context over 10,000 UTF-8 bytes with a 'Warning: truncated output' excerpt: a packet within
+    # 10,000 characters (or UTF-16 units) but made of 'ü' would take twice that and never reach the model whole.
+    hooks = Hooks(tmp_path)
+    rollout = next((tmp_path / "codex" / "sessions").rglob("rollout-*.jsonl"))
+    lines = rollout.read_text(encoding="utf-8").splitlines()[:1]  # its session_meta
+    for number in range(30):
+        text = f"Regel {number}: " + "ü" * 400
+        metadata = {"content_item_kinds": ["user.text"], "content_item_metadata": [{"provenance": {"type": "user"}}]}
+        lines.append(json.dumps({"timestamp": f"2026-12-01T18:09:{number:02d}.000Z", "type": "response_item",
+                                 "payload": {"type": "message", "role": "user",
+                                             "content": [{"type": "input_text", "text": text}],
+                                             "internal_chat_message_metadata_passthrough": metadata}},
+                                ensure_ascii=False))  # fmt: skip
+    rollout.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert "kept 30 turn(s)" in hooks.call("PreCompact", turn_id="t", trigger="auto")["systemMessage"]
+    context = hooks.packet("SessionStart", "fresh", source="startup")
+    assert context is not None and context.startswith(HEAD) and "[partial: " in context.split("\n", 1)[0]
+    assert CODEX_LIMIT * 0.8 < len(context.encode("utf-8")) <= CODEX_LIMIT, len(context.encode("utf-8"))
+    assert "Regel 29: " + "ü" * 400 in context  # the newest turns, whole

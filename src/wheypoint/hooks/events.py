@@ -279,7 +279,7 @@ def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: 
     if not work_id:
         answer.log["skipped"] = "no work in this project yet"
         return
-    answer.context = _packet(ctx, work_id, budget)
+    answer.context = _packet(ctx, work_id, budget, harness)
     answer.log.update(work_id=work_id, source=payload.get("source"), chars=len(answer.context))
     facts = memory.session_state(state, _session_key(harness, payload))
     # OpenCode's plugin holds the packet in the system prompt of its own process, never in the session's history:
@@ -342,7 +342,7 @@ def _user_prompt(ctx: Context, harness: str, payload: dict[str, Any], budget: in
         return
     if pending is None:
         return
-    answer.context = _packet(ctx, pending["work_id"], budget)
+    answer.context = _packet(ctx, pending["work_id"], budget, harness)
     answer.log.update(work_id=pending["work_id"], chars=len(answer.context))
     memory.mark_delivered(state, _session_key(harness, payload))
     memory.save(ctx.environ, project, state)
@@ -396,12 +396,28 @@ def _newest_work(ctx: Context, project: str) -> str | None:
     return works[0].work_id if works else None
 
 
-def _packet(ctx: Context, work_id: str, budget: int) -> str:
-    """The resume packet as the model reads it: one line on what it is, the packet, the command to continue."""
-    from wheypoint.app.notes import handoff_render
+def _packet(ctx: Context, work_id: str, budget: int, harness: str | None = None) -> str:
+    """The resume packet as the model reads it: one line on what it is, the packet, the command to continue.
 
+    Codex 0.171 hands a hook's context to the model whole only up to 10,000 UTF-8 bytes (bench/packet_limit_codex.py)
+    where the packet's budget counts UTF-16 code units, never more than bytes: for Codex the packet is rendered again
+    in less room, scaled by the budget over its bytes (and a sixteenth less at least after that, so a few renders
+    do), until its bytes fit the budget too.
+    """
     head = f"wheypoint: the handoff of work {work_id} (user turns and quotes are verbatim; gates wait on a person)"
     room = budget - len(head) - TAIL_ROOM - MARK_ROOM
+    text = _render(ctx, work_id, head, room, budget)
+    tries = 0
+    while harness == "codex" and (size := len(text.encode("utf-8", "surrogatepass"))) > budget:
+        room = min(room * budget // size, room - (room // 16 if tries else 1))
+        tries += 1
+        text = _render(ctx, work_id, head, room, budget)
+    return text
+
+
+def _render(ctx: Context, work_id: str, head: str, room: int, budget: int) -> str:
+    from wheypoint.app.notes import handoff_render
+
     if room <= 0:
         raise Refusal("budget-too-small", f"a packet needs more than {budget} characters")
     packet = handoff_render(ctx, work_id, None, str(room))["packet"]
