@@ -255,9 +255,10 @@ def test_codex_trust_per_hook_trusted_changed_untrusted_and_disabled(scene: Scen
         "current_hash": RECORDED_HASHES["Stop"],
         "trusted_hash": None,
     }
-    trust = [(p["code"], p["event"]) for p in reply["problems"] if p["code"].startswith("codex-hook")]
-    assert sorted(trust) == [("codex-hook-disabled", "UserPromptSubmit"), ("codex-hook-modified", "SessionStart"),
-                             ("codex-hook-untrusted", "Stop")]  # fmt: skip
+    trust = [(p["code"], p["events"], p["keys"]) for p in reply["problems"] if p["code"].startswith("codex-hook")]
+    assert sorted(trust) == [("codex-hook-disabled", ["UserPromptSubmit"], [key["UserPromptSubmit"]]),
+                             ("codex-hook-modified", ["SessionStart"], [key["SessionStart"]]),
+                             ("codex-hook-untrusted", ["Stop"], [key["Stop"]])]  # fmt: skip
     assert code == 1
 
 

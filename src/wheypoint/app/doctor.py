@@ -146,8 +146,10 @@ def _settings(ctx: Context, harness: str, path: str, report: dict[str, Any], pro
                 )
             )
         if trust is not None:
-            entry["trust"] = _trust(path, event, group_index, index, settings, handler, trust, problems)
+            entry["trust"] = _trust(path, event, group_index, index, settings, handler, trust)
         report["events"].append(entry)
+    if trust is not None:
+        _untrusted(path, report["events"], problems)
 
 
 def _runner_found(ctx: Context, runner: str) -> bool:
@@ -232,7 +234,7 @@ def _codex_project_trusted(ctx: Context, path: str, problems: list[dict[str, Any
 
 
 def _trust(path: str, event: str, group_index: int, index: int, settings: hf.Settings, handler: dict[str, Any],
-           states: dict[str, dict[str, Any]], problems: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+           states: dict[str, dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
     from wheypoint.app.codex_trust import hook_hash, hook_key, verdict
 
     groups = hf.event_groups(settings, event, create=False) or []
@@ -240,15 +242,27 @@ def _trust(path: str, event: str, group_index: int, index: int, settings: hf.Set
     current = hook_hash(event, groups[group_index], handler)
     state = states.get(key)
     status = verdict(state, current)
-    if status != "trusted":
-        why = {"untrusted": "Codex has not been told to trust it, so Codex skips it (in `codex exec` silently): open "
-                            "/hooks in Codex once and trust it, or run `codex exec --dangerously-bypass-hook-trust`",
-               "modified": "it changed since it was trusted, so Codex skips it until it is trusted again (/hooks)",
-               "disabled": "it is turned off in Codex's /hooks"}[status]  # fmt: skip
-        problems.append(finding(f"codex-hook-{status}", f"Codex's {event} hook from {path}: {why}", path=path,
-                                harness="codex", event=event, key=key))  # fmt: skip
     stored = state.get("trusted_hash") if state else None
     return {"status": status, "key": key, "current_hash": current, "trusted_hash": stored}
+
+
+WHY_SKIPPED = {
+    "untrusted": "Codex has not been told to trust them, so it skips them (in `codex exec` silently): open /hooks in "
+                 "Codex once and trust them, or run `codex exec --dangerously-bypass-hook-trust`",
+    "modified": "they changed since they were trusted, so Codex skips them until they are trusted again (/hooks)",
+    "disabled": "they are turned off in Codex's /hooks",
+}  # fmt: skip
+
+
+def _untrusted(path: str, events: list[dict[str, Any]], problems: list[dict[str, Any]]) -> None:
+    """One problem per verdict and file: the events Codex skips for that reason, with their keys."""
+    for status, why in WHY_SKIPPED.items():
+        skipped = [e for e in events if e.get("trust", {}).get("status") == status]
+        if skipped:
+            names = ", ".join(e["event"] for e in skipped)
+            problems.append(finding(f"codex-hook-{status}", f"Codex's {names} hook(s) from {path}: {why}", path=path,
+                                    harness="codex", events=[e["event"] for e in skipped],
+                                    keys=[e["trust"]["key"] for e in skipped]))  # fmt: skip
 
 
 # ---- the hook log
