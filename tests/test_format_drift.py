@@ -69,3 +69,14 @@ def test_a_rescue_that_finds_no_prompt_in_user_records_says_so_in_its_answer_and
     assert "transcript-format-unknown" in json.loads(done.stdout)["systemMessage"]
     entry = json.loads((tmp_path / "store" / "hooks" / "hook.log").read_text(encoding="utf-8").splitlines()[-1])
     assert entry["kept"] == 0 and entry["warning"]["code"] == "transcript-format-unknown", entry
+
+
+def test_a_session_holding_only_its_harness_preamble_is_no_drift(wp: Runner, tmp_path: Path) -> None:
+    """Gemini CLI writes its `<session_context>` preamble before anything is typed: a new session, not a new format."""
+    recorded = shared_path("corpus", "recorded", "gemini-0.61.0-mock.jsonl").read_text(encoding="utf-8").splitlines()
+    head = [line for line in recorded if '"type":"user"' not in line.replace(" ", "")]
+    preamble = next(line for line in recorded if "<session_context>" in line)
+    path = tmp_path / "session-2026-12-01T18-00-abcdef12.jsonl"
+    path.write_text("\n".join([*head[:1], preamble]) + "\n", encoding="utf-8")
+    reply = wp("turns", "--transcript", str(path), "--all", "--format", "json").json
+    assert reply["kinds"] == {"meta": 1} and reply["warnings"] == [], reply

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from conftest import HARNESS_VARIABLES, make_repo, shared_path
-from wheypoint.transcripts.lines import ReadPoint, read_jsonl, read_mark, resume_point
-from wheypoint.transcripts.model import ReadStats
+from wheypoint.transcripts.lines import read_jsonl, read_mark, resume_point
+from wheypoint.transcripts.model import ReadPoint, ReadStats
 
 SESSION_ID = "7e57a11c-0000-4000-8000-00000000cafe"
 SLUG = "session-claude-code-7e57a11c"

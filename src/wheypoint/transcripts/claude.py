@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Any
 
-    from wheypoint.transcripts.lines import ReadPoint
-    from wheypoint.transcripts.model import Turn
+    from wheypoint.transcripts.model import ReadPoint, Turn
 
 HARNESS = "claude-code"
 

@@ -45,7 +45,7 @@ import json
 import os
 
 from wheypoint.transcripts.claude_kinds import classify, not_for_the_user, not_for_the_user_or_marked, progress_line
-from wheypoint.transcripts.lines import ReadPoint, read_jsonl
+from wheypoint.transcripts.lines import read_jsonl
 from wheypoint.transcripts.model import (
     ASSISTANT,
     COMPACTION_SUMMARY,
@@ -57,6 +57,7 @@ from wheypoint.transcripts.model import (
     THINKING,
     TOOL_CALL,
     TOOL_RESULT,
+    ReadPoint,
     ReadStats,
     RecentCounts,
     RecentIds,

@@ -29,8 +29,8 @@ import re
 from datetime import datetime
 
 from wheypoint.transcripts import model
-from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, ReadPoint, read_jsonl
-from wheypoint.transcripts.model import ReadStats, Turn
+from wheypoint.transcripts.lines import DUPLICATE, MAX_LINE_BYTES, read_jsonl
+from wheypoint.transcripts.model import ReadPoint, ReadStats, Turn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -275,7 +275,7 @@ def resumable(located: Located) -> bool:
 
 
 def turns_from(located: Located, stats: Any, start: Any, kinds: frozenset[str] | None = None) -> Iterator[Any]:
-    """The turns of the session's main file after `start` (a `lines.ReadPoint`; None: from its beginning), for a
+    """The turns of the session's main file after `start` (a `model.ReadPoint`; None: from its beginning), for a
     reader that is `resumable`: `stats.read_point` then says where this read stopped. Same refusals as turns_of."""
     try:
         for turn in reader(located.harness).read_from(located.path, stats, start, kinds):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 
-from wheypoint.model.records import Record
+from wheypoint.transcripts.model import ReadPoint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,14 +120,6 @@ def _records(text: str, stats: ReadStats) -> list[Any]:
             stats.malformed += 1
             return found
         found.append(value)
-
-
-class ReadPoint(Record):
-    """Where a read of an append-only JSONL file stopped: the offset just past its last complete line, and the
-    number of lines before that offset."""
-
-    offset: int
-    line: int
 
 
 _TAIL_CHECK = 4096  # the bytes before a read point that must be unchanged for a resumed read

@@ -18,8 +18,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from wheypoint.transcripts.lines import ReadPoint
-
 # The kinds of turn. The first four are the user's own intent and what `turns` shows by default.
 PROMPT = "prompt"  # typed by the person
 QUEUED_PROMPT = "queued_prompt"  # typed while the agent was working
@@ -53,12 +51,13 @@ def format_warning(stats: ReadStats, kinds: Mapping[str, int]) -> dict[str, str]
     """The warning that a transcript may be in a format this reader no longer knows, from what a read found (the
     turns' kinds counted, and its stats), else None. Said rather than answering zero prompts as if there were none:
 
-    - the harness's user-role records were read (as injected context, meta), yet not one turn of the user's;
+    - the harness's user-role records were read (as injected context, meta), yet not one turn of the user's: two
+      or more, since a session nobody typed in yet may hold its harness's preamble (Gemini CLI writes one first);
     - or most records are of types this reader does not know.
     """
     typed = sum(kinds.get(kind, 0) for kind in USER_KINDS)
     unknown = sum(stats.unknown.values())
-    if not typed and kinds.get(META, 0):
+    if not typed and kinds.get(META, 0) >= 2:
         why = f"{kinds[META]} user-role record(s) read as injected context and no prompt"
     elif stats.lines >= 4 and unknown * 2 > stats.lines:
         why = f"{unknown} of its {stats.lines} records are of types this reader does not know"
@@ -100,6 +99,14 @@ class SessionInfo(Record):
 
     def as_json(self) -> dict[str, object]:
         return dict(self._asdict())
+
+
+class ReadPoint(Record):
+    """Where a read of an append-only JSONL file stopped (lines.read_jsonl): the offset just past its last complete
+    line, and the number of lines before that offset."""
+
+    offset: int
+    line: int
 
 
 class ReadStats:
