@@ -13,12 +13,24 @@ store exists before their first compaction), with the Claude Code session placed
 - `Stop`: the transcript did not grow: a size check;
 - `UserPromptSubmit`: the packet was delivered already: a state read.
 
-    python3 bench/hook_bench.py [--runs 10]
+Then long sessions, built from the corpus's Claude Code sessions (their records repeated with fresh ids until
+the file has the size asked for: 1, 40 and 400 MB by default), each round in a fresh store:
+
+- `first rescue`: the first PreCompact of the session (wall time and peak memory of the process; goal: 400 MB
+  under 5 s and 64 MB);
+- `Stop, nothing new` and `PreCompact, nothing new`: the transcript did not change since the rescue (goal: under
+  1.2x the baseline at every size);
+- `rescue of 64 KiB`: a PreCompact after 64 KiB were appended, one of them a new prompt, and `Stop after 64 KiB`
+  the same through the Stop hook's growth gate (goal: under 1.5x at every size, flat in the session's size).
+
+    python3 bench/hook_bench.py [--runs 10] [--long-runs 5] [--sizes 1,40,400] [--long-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import itertools
 import json
 import os
 import platform
@@ -28,6 +40,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import benchlib as bl
 
@@ -95,11 +108,188 @@ def check(results: dict[str, tuple[float, dict[str, object]]]) -> str:
     return f"{message}; packet {len(context['additionalContext'])} chars"
 
 
+LONG_ID = "5e55e55e-0000-4000-8000-00000000beef"
+LONG_EVENTS = ("first rescue", "Stop, nothing new", "PreCompact, nothing new", "rescue of 64 KiB",
+               "Stop after 64 KiB")  # fmt: skip
+GOALS = {"Stop, nothing new": 1.2, "PreCompact, nothing new": 1.2, "rescue of 64 KiB": 1.5, "Stop after 64 KiB": 1.5}
+FIRST_GOAL_MS, FIRST_GOAL_MB = 5000.0, 64.0
+
+
+def long_session(megabytes: int, cache: Path) -> Path:
+    """A Claude Code session of about `megabytes` MB: the corpus sessions' records, repeated with fresh uuids,
+    message ids and timestamps under one session id, written compactly as Claude Code writes them. Cached."""
+    target = cache / f"claude-{megabytes}mb.jsonl"
+    if target.exists():
+        return target
+    records = []
+    for source in sorted((bl.CORPUS / "claude-code").glob("entire-*.jsonl")):
+        for line in source.open(encoding="utf-8"):
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue
+    start, size, count = datetime.datetime(2026, 1, 1), 0, 0
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for copy in itertools.count():
+            for record in records:
+                count += 1
+                record = dict(record)
+                for key in ("uuid", "parentUuid"):
+                    if isinstance(record.get(key), str):
+                        record[key] = f"{record[key][:24]}{copy:012d}"
+                if "sessionId" in record:
+                    record["sessionId"] = LONG_ID
+                record["timestamp"] = (start + datetime.timedelta(seconds=count)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+                message = record.get("message")
+                if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    record["message"] = {**message, "id": f"{message['id']}-{copy}"}
+                line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+                handle.write(line)
+                size += len(line.encode("utf-8"))
+                if size >= megabytes * 1_000_000:
+                    break
+            else:
+                continue
+            break
+    partial.replace(target)
+    return target
+
+
+def appended(cwd: Path, number: int) -> bytes:
+    """64 KiB of new records stamped now: one prompt of the person's, then the agent's long reply."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 1))
+    common = {"parentUuid": None, "isSidechain": False, "cwd": str(cwd), "sessionId": LONG_ID, "timestamp": now}
+    text = f"New prompt {number}: keep going with the retry helper."
+    prompt = {**common, "type": "user", "uuid": f"a99e0000-0000-4000-8000-{number:012d}",
+              "message": {"role": "user", "content": text}}  # fmt: skip
+    lines = [json.dumps(prompt, separators=(",", ":")) + "\n"]
+    filler = 64 * 1024 - len(lines[0])  # the reply's own JSON takes it just past 64 KiB, what a Stop waits for
+    reply = {**common, "type": "assistant", "uuid": f"a99e0000-0000-4000-9000-{number:012d}",
+             "message": {"id": f"msg_bench_{number}", "role": "assistant",
+                         "content": [{"type": "text", "text": "x" * filler}]}}  # fmt: skip
+    lines.append(json.dumps(reply, separators=(",", ":")) + "\n")
+    return "".join(lines).encode("utf-8")
+
+
+def long_round(venv: bl.Venv, session: Path, tmp: Path) -> dict[str, tuple[float, float, dict[str, Any]]]:
+    home, repo = tmp / "home", tmp / bl.PROJECT
+    home.mkdir()
+    repo.mkdir()
+    bl.make_repo(repo)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "WHEYPOINT_HOME": str(home)}
+    transcript = home / ".claude" / "projects" / "bench" / f"{LONG_ID}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    shutil.copyfile(session, transcript)
+    subprocess.run([venv.wheypoint, "checkpoint", "earlier-work", "--orientation", "An earlier work.", "--next",
+                    "hold", "--decision", "Keep it.", "--rationale", "It is there."], cwd=repo, env=env,
+                   capture_output=True, check=True)  # fmt: skip
+    common = {"session_id": LONG_ID, "transcript_path": str(transcript), "cwd": str(repo), "permission_mode": "default"}
+    compact = json.dumps({**common, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""})
+    stop = json.dumps({**common, "hook_event_name": "Stop", "stop_hook_active": False})
+
+    def hook(event: str, payload: str) -> tuple[float, float, dict[str, Any]]:
+        return rss_of([venv.wheypoint, "hook", event, "--harness", "claude-code"], payload, repo, env)
+
+    results = {"first rescue": hook("PreCompact", compact)}
+    results["baseline"] = rss_of(venv.baseline(), "", repo, env)
+    results["Stop, nothing new"] = hook("Stop", stop)
+    results["PreCompact, nothing new"] = hook("PreCompact", compact)
+    with transcript.open("ab") as handle:
+        handle.write(appended(repo, 1))
+    results["rescue of 64 KiB"] = hook("PreCompact", compact)
+    with transcript.open("ab") as handle:
+        handle.write(appended(repo, 2))
+    elapsed, peak, _ = hook("Stop", stop)  # a Stop answers nothing: what it did is in the hook log
+    logged = (home / "hooks" / "hook.log").read_text(encoding="utf-8").splitlines()[-1]
+    results["Stop after 64 KiB"] = (elapsed, peak, json.loads(logged))
+    return results
+
+
+def rss_of(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[float, float, dict[str, Any]]:
+    """(wall ms, peak resident MB of this process alone, its JSON reply), the memory from wait4's own accounting."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                               env=env)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    process.stdin.write(stdin.encode())
+    process.stdin.close()
+    out, err = process.stdout.read(), process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = (time.perf_counter() - start) * 1000
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{argv} exited {process.returncode}: {out!r} {err!r}")
+    return elapsed, usage.ru_maxrss / 1024, json.loads(out) if out.strip() else {}
+
+
+def check_long(results: dict[str, tuple[float, float, dict[str, Any]]]) -> str:
+    """What the first round's replies say: each rescue rescued, each nothing-new wrote nothing."""
+    first = str(results["first rescue"][2].get("systemMessage", ""))
+    if "verbatim" not in first:
+        raise SystemExit(f"the first rescue kept nothing: {results['first rescue'][2]}")
+    for name in ("Stop, nothing new", "PreCompact, nothing new"):
+        if results[name][2]:
+            raise SystemExit(f"{name} answered {results[name][2]}")
+    if "kept 1 turn(s)" not in str(results["rescue of 64 KiB"][2]):
+        raise SystemExit(f"the rescue of 64 KiB did not keep the new prompt: {results['rescue of 64 KiB'][2]}")
+    if results["Stop after 64 KiB"][2].get("kept") != 1:
+        raise SystemExit(f"the Stop after 64 KiB did not keep the new prompt: {results['Stop after 64 KiB'][2]}")
+    return first
+
+
+def long_sessions(venv: bl.Venv, sizes: list[int], runs: int) -> list[str]:
+    cache = Path(tempfile.gettempdir()) / "wheypoint-bench-sessions"
+    lines = ["", "## Long sessions", "",
+             f"Claude Code sessions built from the corpus; {runs} kept rounds after 1 warm-up round, each in a fresh "
+             "store; median wall time in ms [median of per-round ratios to the baseline], the first rescue's peak "
+             "memory; goals: nothing new <= 1.2x, 64 KiB <= 1.5x, first rescue of 400 MB <= 5,000 ms and 64 MB.", "",
+             "| session | baseline | first rescue | first rescue, peak MB | " + " | ".join(LONG_EVENTS[1:]) + " |",
+             "|---|---:|---:|---:|" + "---:|" * (len(LONG_EVENTS) - 1)]  # fmt: skip
+    said = []
+    for megabytes in sizes:
+        session = long_session(megabytes, cache)
+        times: dict[str, list[float]] = {key: [] for key in ("baseline", *LONG_EVENTS)}
+        peaks: list[float] = []
+        for number in range(1 + runs):
+            with tempfile.TemporaryDirectory(prefix="wheypoint-hook-long-") as tmp:
+                results = long_round(venv, session, Path(tmp))
+            if number == 0:
+                said.append(f"- {megabytes} MB: {check_long(results)}")
+                continue
+            for key, (elapsed, _, _) in results.items():
+                times[key].append(elapsed)
+            peaks.append(results["first rescue"][1])
+        base = times["baseline"]
+        first = statistics.median(times["first rescue"])
+        peak = max(peaks)
+        first_ok = megabytes < 400 or (first <= FIRST_GOAL_MS and peak <= FIRST_GOAL_MB)
+        cells = [f"{first:.0f}" + ("" if first_ok else " OVER"), f"{peak:.1f}"]
+        for event in LONG_EVENTS[1:]:
+            ratio = statistics.median(t / b for t, b in zip(times[event], base, strict=True))
+            cells.append(f"{statistics.median(times[event]):.0f} [{ratio:.2f}x]" + ("" if ratio <= GOALS[event] else
+                                                                                  " OVER"))  # fmt: skip
+        size = session.stat().st_size / 1e6
+        lines.append(f"| {size:.0f} MB | {statistics.median(base):.0f} | " + " | ".join(cells) + " |")
+    return [*lines, "", "Replies (checked in the first round):", "", *said]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10, help="measured rounds per session (default 10)")
+    parser.add_argument("--runs", type=int, default=10, help="measured rounds per corpus session (default 10)")
+    parser.add_argument("--long-runs", type=int, default=5, help="measured rounds per long session (default 5)")
+    parser.add_argument("--sizes", default="1,40,400", help="long sessions' sizes in MB (default 1,40,400)")
+    parser.add_argument("--long-only", action="store_true", help="only the long sessions")
     args = parser.parse_args()
     venv = bl.ensure_venv()
+    sizes = [int(size) for size in args.sizes.split(",") if size]
+    if args.long_only:
+        report = "\n".join(["# wheypoint hook latency", "", f"Python {platform.python_version()}, {os.cpu_count()} "
+                            f"cpus, git {bl.git_head()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+                            *long_sessions(venv, sizes, args.long_runs)]) + "\n"  # fmt: skip
+        bl.publish(report, None, "hooks-long")
+        return 0
     lines = ["# wheypoint hook latency", "",
              f"Python {platform.python_version()}, {os.cpu_count()} cpus, git {bl.git_head()}, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {args.runs} kept rounds after "
@@ -128,7 +318,8 @@ def main() -> int:
         size = source.stat().st_size / 1e6
         lines.append(f"| {name} ({size:.1f} MB) | {statistics.median(base):.0f} | " + " | ".join(cells) + " |")
         replies.append(f"- {name}: {said}")
-    report = "\n".join([*lines, "", "Replies (checked in the first round):", "", *replies]) + "\n"
+    long = long_sessions(venv, sizes, args.long_runs) if sizes else []
+    report = "\n".join([*lines, "", "Replies (checked in the first round):", "", *replies, *long]) + "\n"
     bl.publish(report, None, "hooks")
     return 0
 
