@@ -6,8 +6,10 @@ with `codex exec`, P2 and P3 with `codex exec resume --last`, the third reply re
 `model_auto_compact_token_limit=1000` makes Codex compact before P4; then a new session with P5. Each test asserts
 one part of it from the store, hook.log, the payloads the hooks were sent and the request bodies the mock logged.
 Codex runs untrusted hooks in `exec` only with `--dangerously-bypass-hook-trust` (the TUI's /hooks writes the
-trust): `test_untrusted_hooks_stay_silent` proves both sides. `test_plugin` installs the Codex plugin that
-`tools/build_plugins.py` builds through `codex plugin marketplace add` + `codex plugin add`.
+trust): `test_untrusted_hooks_stay_silent` proves the three sides (silent without trust or flag, run with the
+flag, run with no flag once config.toml holds the `trusted_hash` wheypoint's app/codex_trust.py computes).
+`test_plugin` installs the Codex plugin that `tools/build_plugins.py` builds through `codex plugin marketplace
+add` + `codex plugin add`.
 """
 
 from __future__ import annotations
@@ -306,6 +308,20 @@ def test_skill_and_mcp_tools_are_offered(scenario: Run) -> None:
         assert f"- wheypoint: {description[:200]}" in listed, "the skill is not listed to the model"
 
 
+def _trust(codex: Codex) -> None:
+    """What trusting wheypoint's hooks in the TUI's /hooks writes: `[hooks.state."<key>"] trusted_hash` per hook."""
+    from wheypoint.app.codex_trust import hook_hash, hook_key
+
+    hooks_file = codex.home / "hooks.json"
+    lines = []
+    for event, groups in json.loads(hooks_file.read_text(encoding="utf-8"))["hooks"].items():
+        for number, group in enumerate(groups):
+            for index, handler in enumerate(group["hooks"]):
+                key = hook_key(str(hooks_file), event, number, index)
+                lines.append(f'\n[hooks.state."{key}"]\ntrusted_hash = "{hook_hash(event, group, handler)}"\n')
+    codex.config("".join(lines))
+
+
 def test_untrusted_hooks_stay_silent(tmp_path: Path) -> None:
     with mockmodel.MockModel([wire_openai.route], log_path=tmp_path / "requests.jsonl", lifetime=120) as model:
         codex = Codex(tmp_path, model)
@@ -313,9 +329,13 @@ def test_untrusted_hooks_stay_silent(tmp_path: Path) -> None:
         assert any("--dangerously-bypass-hook-trust" in note and "/hooks" in note for note in reply["notes"])
         codex.exec(P1, bypass=False)
         assert codex.hook_log() == [], "an untrusted hook ran" + codex.evidence()
-        codex.exec(P2, resume=True)
-        fired = {entry.get("event") for entry in codex.hook_log()}
-        assert {"SessionStart", "UserPromptSubmit", "Stop"} <= fired, codex.evidence()
+        codex.exec(P2, resume=True)  # --dangerously-bypass-hook-trust
+        fired = [entry.get("event") for entry in codex.hook_log()]
+        assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(fired), codex.evidence()
+        _trust(codex)
+        codex.exec(P3, resume=True, bypass=False)  # trusted, as the TUI leaves it: no flag needed
+        again = [entry.get("event") for entry in codex.hook_log()][len(fired) :]
+        assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(again), codex.evidence()
 
 
 def test_plugin(tmp_path: Path) -> None:
