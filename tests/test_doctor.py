@@ -446,7 +446,7 @@ def test_mcp_skill_and_plugin_registrations_are_found_where_each_harness_reads_t
     assert reply["harnesses"]["codex"]["registrations"]["mcp_servers"][0]["enabled"] is False
     assert found["codex"]["skills"] == [("wheypoint", "user", agents_skill)]
     manifest = str(home / ".gemini" / "extensions" / "wheypoint" / "gemini-extension.json")
-    assert found["gemini"]["mcp_servers"] == [("wheypoint", "user", manifest)]
+    assert found["gemini"]["mcp_servers"] == [("wheypoint", "plugin", manifest)]
     assert found["gemini"]["plugins"] == [("wheypoint", "user", manifest)]
     assert found["gemini"]["skills"] == [("wheypoint", "user", agents_skill)]
     assert found["opencode"]["mcp_servers"] == [
@@ -455,6 +455,37 @@ def test_mcp_skill_and_plugin_registrations_are_found_where_each_harness_reads_t
     assert found["opencode"]["skills"] == sorted(
         [("wheypoint", "user", claude_skill), ("wheypoint", "user", agents_skill)]
     )
+
+
+def test_hooks_mcp_and_skills_brought_by_an_installed_plugin_or_extension_count(scene: Scene, tmp_path: Path) -> None:
+    built = tmp_path / "plugins"
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "build_plugins.py"), "--out", str(built)],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    home = scene.scratch.home
+    claude_copy = home / ".claude" / "plugins" / "cache" / "wheypoint" / "wheypoint" / "1"
+    shutil.copytree(built / "claude-code" / "wheypoint", claude_copy)  # where Claude Code keeps an installed one
+    (home / ".claude" / "plugins" / "installed_plugins.json").write_text(
+        json.dumps(
+            {"version": 2, "plugins": {"wheypoint@wheypoint": [{"scope": "user", "installPath": str(claude_copy)}]}}
+        )
+    )
+    shutil.copytree(built / "gemini" / "wheypoint", home / ".gemini" / "extensions" / "wheypoint")
+
+    code, reply = scene.doctor()
+    assert code == 0 and "no-hooks-installed" not in codes(reply, "warnings"), reply
+    claude = reply["harnesses"]["claude-code"]["registrations"]
+    (plugin,) = claude["plugins"]
+    assert plugin["name"] == "wheypoint@wheypoint" and plugin["hooks"] == [
+        {"path": str(claude_copy / "hooks" / "hooks.json"),
+         "events": ["PreCompact", "SessionStart", "Stop", "UserPromptSubmit"]}]  # fmt: skip
+    assert [(s["name"], s["scope"]) for s in claude["mcp_servers"]] == [("wheypoint", "plugin")]
+    assert [s["path"] for s in claude["skills"]] == [str(claude_copy / "skills" / "wheypoint" / "SKILL.md")]
+    gemini = reply["harnesses"]["gemini"]["registrations"]
+    (extension,) = gemini["plugins"]
+    assert extension["hooks"][0]["events"] == ["PreCompress", "SessionStart", "AfterAgent", "BeforeAgent"]
+    assert [(s["name"], s["scope"]) for s in gemini["mcp_servers"]] == [("wheypoint", "plugin")]
+    assert [s["scope"] for s in gemini["skills"]] == ["plugin"]
 
 
 def test_jsonc_comments_and_trailing_commas_go_and_strings_stay() -> None:

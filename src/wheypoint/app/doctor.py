@@ -59,8 +59,10 @@ def doctor(ctx: Context, fix: bool = False) -> dict[str, Any]:
         report["last_fired"] = _last_fired(log["entries"], harness, problems, warnings)
         report["registrations"] = registrations(ctx, harness, problems)
         harnesses[harness] = report
-    if not any(event["installed"] for h in harnesses.values() for scope in hf.SCOPES if h[scope]
-               for event in h[scope]["events"]):  # fmt: skip
+    in_plugins = [hooks for h in harnesses.values() for plugin in h["registrations"]["plugins"]
+                  for hooks in plugin.get("hooks", []) if hooks["events"]]  # fmt: skip
+    if not in_plugins and not any(event["installed"] for h in harnesses.values() for scope in hf.SCOPES if h[scope]
+                                  for event in h[scope]["events"]):  # fmt: skip
         warnings.append(finding("no-hooks-installed", "no harness has wheypoint's hooks installed, for the user or "
                                 "this checkout: `wheypoint hooks install --harness <name>`"))  # fmt: skip
     store = check_store(ctx, problems)

@@ -6,11 +6,14 @@ Where each harness reads them (from its installed package: Claude Code 2.1.197, 
 - claude-code: MCP servers in the global config, `<claude dir>/.config.json` when it exists, else
   `$CLAUDE_CONFIG_DIR/.claude.json` (else `~/.claude.json`): `mcpServers` (user) and
   `projects["<checkout>"].mcpServers` (local); the checkout's `.mcp.json` (project). Skills in
-  `<claude dir>/skills/` and `<checkout>/.claude/skills/`; plugins in `<claude dir>/plugins/installed_plugins.json`.
+  `<claude dir>/skills/` and `<checkout>/.claude/skills/`; plugins in `<claude dir>/plugins/installed_plugins.json`
+  (`{"plugins": {"<name>@<marketplace>": [{"installPath"}]}}`), each with its `hooks/hooks.json`, `.mcp.json`
+  and `skills/`.
 - codex: `[mcp_servers.<name>]` in `$CODEX_HOME/config.toml` and `<checkout>/.codex/config.toml`; skills in
   `$CODEX_HOME/skills/`, `~/.agents/skills/`, `<checkout>/.codex/skills/`, `<checkout>/.agents/skills/`.
 - gemini: `mcpServers` in `<gemini dir>/settings.json` and `<checkout>/.gemini/settings.json`; extensions in
-  `<gemini dir>/extensions/<name>/gemini-extension.json` (their `mcpServers`); skills in `<gemini dir>/skills/`,
+  `<gemini dir>/extensions/<name>/gemini-extension.json` (their `mcpServers`, `hooks/hooks.json` and `skills/`);
+  skills in `<gemini dir>/skills/`,
   `<gemini home>/.agents/skills/`, `<checkout>/.gemini/skills/`, `<checkout>/.agents/skills/`.
 - opencode: `mcp` (or the V2 `mcp.servers`) in `<config>/opencode/opencode.json(c)` or `config.json`, and the
   checkout's `opencode.json(c)` and `.opencode/opencode.json(c)`; skills in `~/.claude/skills/`, `~/.agents/skills/`,
@@ -27,6 +30,7 @@ import os
 
 from wheypoint.app.doctor_store import finding
 from wheypoint.app.harness_files import MAX_SETTINGS_BYTES, config_home, home, user_folder, without_comments
+from wheypoint.model.errors import Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,9 +58,16 @@ def registrations(ctx: Context, harness: str, problems: list[dict[str, Any]]) ->
         seen.skills(os.path.join(mine, "skills"), "user")
         plugins = os.path.join(mine, "plugins", "installed_plugins.json")
         listed = seen.json(plugins).get("plugins")
-        for name in listed if isinstance(listed, dict) else {}:
+        for name, installs in listed.items() if isinstance(listed, dict) else ():
             if "wheypoint" in name.lower():
-                seen.add("plugin", name, plugins, "user")
+                copies = installs if isinstance(installs, list) else []  # {"installPath", ...} per copy
+                folders = [c.get("installPath") for c in copies if isinstance(c, dict)]
+                found = [seen.plugin_hooks(folder, harness) for folder in folders if isinstance(folder, str)]
+                seen.add("plugin", name, plugins, "user", hooks=[h for h in found if h])
+                for folder in [f for f in folders if isinstance(f, str)]:  # what the plugin brings with it
+                    mcp_json = os.path.join(folder, ".mcp.json")
+                    seen.servers(seen.json(mcp_json).get("mcpServers"), mcp_json, "plugin")
+                    seen.skills(os.path.join(folder, "skills"), "plugin")
         if root:
             mcp_json = os.path.join(root, ".mcp.json")
             seen.servers(seen.json(mcp_json).get("mcpServers"), mcp_json, "project")
@@ -79,9 +90,10 @@ def registrations(ctx: Context, harness: str, problems: list[dict[str, Any]]) ->
             manifest = os.path.join(extensions, name, "gemini-extension.json")
             data = seen.json(manifest)
             if "wheypoint" in f"{name} {data.get('name', '')}".lower():
-                seen.add("extension", str(data.get("name") or name), manifest, "user")
-            seen.servers(data.get("mcpServers"), manifest, "user")
-            seen.skills(os.path.join(extensions, name, "skills"), "user")
+                own = seen.plugin_hooks(os.path.join(extensions, name), harness)
+                seen.add("extension", str(data.get("name") or name), manifest, "user", hooks=[own] if own else [])
+            seen.servers(data.get("mcpServers"), manifest, "plugin")
+            seen.skills(os.path.join(extensions, name, "skills"), "plugin")
         seen.skills(os.path.join(mine, "skills"), "user")
         seen.skills(os.path.join(os.path.dirname(mine), ".agents", "skills"), "user")
         if root:
@@ -170,6 +182,22 @@ class _Seen:
                 disabled = server.get("enabled") is False or server.get("disabled") is True
                 shown = [scrub_text(word) for word in words]  # a server's arguments may carry a token
                 self.add("mcp", str(name), path, scope, command=shown, enabled=not disabled)
+
+    def plugin_hooks(self, folder: str, harness: str) -> dict[str, Any] | None:
+        """Our hooks in a plugin's (or extension's) `hooks/hooks.json`: its path and the events it has."""
+        from wheypoint.app.harness_files import EVENTS, Settings, find_ours
+
+        path = os.path.join(folder, "hooks", "hooks.json")
+        data = self.json(path)
+        if not data:
+            return None
+        settings = Settings(path, data, None)
+        try:
+            events = [event for event, _ in EVENTS[harness] if find_ours(settings, event, harness)]
+        except Refusal as refusal:
+            self._unreadable(path, refusal.message, refusal.code)
+            return None
+        return {"path": path, "events": events}
 
     def skills(self, root: str, scope: str) -> None:
         self.looked.append(root)
