@@ -614,3 +614,17 @@ def test_the_hook_log_makes_its_folder_for_its_owner_only(scene: Scene) -> None:
     state to save first) is readable by its owner only."""
     scene.raw("SessionStart", json.dumps({"cwd": str(scene.repo)}).encode())
     assert (scene.home / "hooks").stat().st_mode & 0o777 == 0o700 and scene.last()["event"] == "SessionStart"
+
+
+@pytest.mark.parametrize(("since", "again"), [(None, True), (0.0, False), (0.5, False), (59.9, False), (60.0, True),
+                                              (-0.001, True)])  # fmt: skip
+def test_a_session_is_noted_again_once_a_whole_minute_has_passed(since: float | None, again: bool) -> None:
+    """hooks/state.py's `seen` at its edges, which a hook's own clock cannot hit on purpose."""
+    from wheypoint.hooks import state as memory
+
+    key = f"claude-code:{SID}"
+    facts = {} if since is None else {"seen": 1_796_000_000}
+    now = 1_796_000_000 + (since or 0.0)
+    state: dict[str, Any] = {"sessions": {key: dict(facts)}}
+    assert memory.seen(state, key, now) is again
+    assert state["sessions"][key]["seen"] == (int(now) if again else 1_796_000_000)
