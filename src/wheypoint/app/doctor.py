@@ -46,7 +46,7 @@ RESULT_FIELDS = ("work_id", "revision", "kept", "chars", "skipped", "refused", "
 
 
 def doctor(ctx: Context, fix: bool = False) -> dict[str, Any]:
-    """The whole check (see the module's docstring); `fix` applies the safe repairs first."""
+    """The whole check (see the module's docstring); with `fix`, the safe repairs too, and what is left after them."""
     from wheypoint.app.registrations import registrations
 
     problems: list[dict[str, Any]] = []
