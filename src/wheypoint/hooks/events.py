@@ -193,14 +193,16 @@ def _pre_compact(ctx: Context, harness: str, payload: dict[str, Any], budget: in
     trigger = str(payload["trigger"]) if payload.get("trigger") in ("manual", "auto") else "auto"
     if harness == "gemini" and trigger == "auto" and not _gemini_compress_due(ctx, payload, answer):
         return
-    _rescue(ctx, harness, payload, trigger, answer)
-    _compacted(ctx, harness, payload)
+    _rescue(ctx, harness, payload, trigger, answer, compacting=True)
     if harness == "opencode" and answer.log.get("work_id"):
         answer.context = _packet(ctx, answer.log["work_id"], budget)
         answer.log["chars"] = len(answer.context)  # the plugin hands it to the model: its size logged, as at start
 
 
-def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, answer: _Answer) -> None:
+def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, answer: _Answer,
+            compacting: bool = False) -> None:  # fmt: skip
+    """Take the rescue and note it in the hooks' state; `compacting`: the session is about to compact, so the
+    packets it had before leave the model's context (SessionStart's `_repeats` reads when)."""
     from wheypoint.hooks.rescue import rescue
 
     choice = _choice(harness, payload)
@@ -218,6 +220,8 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
             facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
                                 "revision_number": done.revision_number}  # fmt: skip
     facts["size"] = _size(located.path)
+    if compacting:
+        memory.session_state(state, _session_key(harness, payload))["compacted"] = _now()
     if done.work_id:
         memory.mark_pending(state, {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
                                     "session": done.session, "trigger": trigger, "at": ctx.now()})  # fmt: skip
@@ -311,14 +315,6 @@ def _repeats(facts: dict[str, Any], context: str, source: Any) -> bool:
     if not isinstance(at, (int, float)) or (isinstance(compacted, (int, float)) and at < compacted):
         return False
     return source != "compact" or (isinstance(compacted, (int, float)) and _now() - at < REPEAT_WINDOW)
-
-
-def _compacted(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
-    """Note when the session compacted: the packets it had before are gone from the model's context."""
-    project = ctx.project_key()
-    state = memory.load(ctx.environ, project)
-    memory.session_state(state, _session_key(harness, payload))["compacted"] = _now()
-    memory.save(ctx.environ, project, state)
 
 
 def _digest(text: str) -> str:
