@@ -69,6 +69,10 @@ def test_a_rescue_that_finds_no_prompt_in_user_records_says_so_in_its_answer_and
     assert "transcript-format-unknown" in json.loads(done.stdout)["systemMessage"]
     entry = json.loads((tmp_path / "store" / "hooks" / "hook.log").read_text(encoding="utf-8").splitlines()[-1])
     assert entry["kept"] == 0 and entry["warning"]["code"] == "transcript-format-unknown", entry
+    doctor = subprocess.run([sys.executable, "-m", "wheypoint", "doctor", "--format", "json"], capture_output=True,
+                            text=True, env=env, cwd=repo, timeout=60, check=False)  # fmt: skip
+    said = [w for w in json.loads(doctor.stdout)["warnings"] if w["code"] == "transcript-format-unknown"]
+    assert said and "codex's PreCompact hook" in said[0]["message"], doctor.stdout
 
 
 def test_a_session_holding_only_its_harness_preamble_is_no_drift(wp: Runner, tmp_path: Path) -> None:
