@@ -114,6 +114,10 @@ _VANISHED = (
     "a transcript that is not there is refused (transcript-missing) when it is located, before any size is taken: "
     "getsize fails only when the file vanishes between the two calls"
 )
+_LOGGED_MS = (
+    "the milliseconds a hook call took, as hook.log gives them to a person: nothing reads them back (doctor reads "
+    "which calls failed, hook_bench.py times whole processes)"
+)
 _STATE_FORM = (
     "the hooks' state file is read only through json.load (app/sessions.py): its escapes, indent and key order "
     "change no value read"
@@ -225,6 +229,8 @@ EQUIVALENT: dict[str, str] = {
     "hooks:save:const:4dae8ea2": _STATE_FORM,  # ensure_ascii=True
     "hooks:save:const:f4edf556": _STATE_FORM,  # indent=2
     "hooks:save:const:c6fe895a": _STATE_FORM,  # sort_keys=False
+    "hooks:run_hook:const:bf945845": _LOGGED_MS,  # * 1001
+    "hooks:run_hook:const:181c4ea2": _LOGGED_MS,  # rounded to 2 decimals
 }
 # Mutants no test can see on Python < 3.12, where sqlite3 has no Connection.setconfig: `_checkpoint_on_close` is
 # then a no-op, and what decides its argument changes nothing. On 3.12+ they are run like any other (and

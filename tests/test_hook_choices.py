@@ -512,6 +512,7 @@ def test_each_hook_call_notes_its_session_as_live_and_a_payload_without_one_note
     assert isinstance(seen, int) and before <= seen <= time.time()
     scene.raw("UserPromptSubmit", json.dumps({"cwd": str(scene.repo), "prompt": "hi"}).encode())
     assert list(scene.state()["sessions"]) == [f"claude-code:{SID}"]
+    assert set(scene.last()) == {"at", "event", "harness", "ms"}  # nothing went wrong, nothing to say
 
 
 def test_the_pending_packet_remembers_the_last_sessions_it_went_to(scene: Scene) -> None:
