@@ -1,5 +1,7 @@
-"""What the hooks choose: which work SessionStart hands over, which work a rescue continues, what it keeps, when Stop
-rescues, and what each call writes (store, hooks/<project>.json, hooks/hook.log) and prints.
+"""What the hooks choose, shown by what each call writes (store, hooks/<project>.json, hooks/hook.log) and prints.
+
+Which work SessionStart hands over, which work a rescue continues and what it keeps, when Stop rescues, what a
+payload's cwd and --budget decide, and what the hooks remember between calls.
 
 Every hook exits 0 whatever happens, so no test here stops at the exit code: each reads what the hook left behind.
 The hooks run as the harness runs them (`python -m wheypoint hook <Event> --harness <h>`, the payload on stdin) in
