@@ -75,7 +75,8 @@ class Scene:
         self.home = root / "home"
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}  # fmt: skip
-        self.env.update(WHEYPOINT_HOME=str(self.home), HOME=str(root / "user"))
+        self.env.update(WHEYPOINT_HOME=str(self.home), HOME=str(root / "user"), XDG_CONFIG_HOME=str(root / "config"),
+                        XDG_DATA_HOME=str(root / "data"))  # fmt: skip
 
     def transcript(self, lines: list[dict[str, Any]], session: str = SID) -> Path:
         path = self.root / "transcripts" / f"{session}.jsonl"
@@ -124,10 +125,10 @@ class Scene:
         found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         return found
 
-    def cli(self, *args: str) -> dict[str, Any]:
+    def cli(self, *args: str, code: int = 0) -> dict[str, Any]:
         done = subprocess.run([sys.executable, "-m", "wheypoint", *args, "--format", "json"], cwd=self.repo,
                               env=self.env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.returncode == code, done.stdout + done.stderr
         reply: dict[str, Any] = json.loads(done.stdout)
         return reply
 
@@ -597,10 +598,8 @@ def test_opencodes_precompact_answers_with_the_packet_of_the_work_it_kept(scene:
     """OpenCode's plugin calls PreCompact while compacting and adds `context` to the summary."""
     from test_transcripts_opencode import MAIN, build_db
 
-    data = scene.root / "data"
-    (data / "opencode").mkdir(parents=True)
-    build_db(data / "opencode" / "opencode.db", MAIN)
-    scene.env["XDG_DATA_HOME"] = str(data)
+    (scene.root / "data" / "opencode").mkdir(parents=True)
+    build_db(scene.root / "data" / "opencode" / "opencode.db", MAIN)  # where OpenCode keeps its sessions
     stdin = json.dumps({"session_id": MAIN["id"], "cwd": str(scene.repo), "trigger": "auto"}).encode()
     answer = scene.raw("PreCompact", stdin, harness="opencode")
     record = scene.record("session-opencode-main")
@@ -631,3 +630,33 @@ def test_a_session_is_noted_again_once_a_whole_minute_has_passed(since: float | 
     state: dict[str, Any] = {"sessions": {key: dict(facts)}}
     assert memory.seen(state, key, now) is again
     assert state["sessions"][key]["seen"] == (int(now) if again else 1_796_000_000)
+
+
+# ---- what `hooks install` keeps and says (settings.py, install.py)
+
+
+def test_install_keeps_a_persons_own_text_as_written(scene: Scene) -> None:
+    settings = scene.root / "user" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{\n  "model": "opus",\n  "statusLine": "café ✓ 日本"\n}\n', encoding="utf-8")
+    scene.cli("hooks", "install", "--harness", "claude-code")
+    text = settings.read_text(encoding="utf-8")
+    assert '"statusLine": "café ✓ 日本"' in text and '"hooks": {' in text  # not \\u-escaped
+
+
+def test_install_notes_say_what_the_harness_needs_for_the_scope(scene: Scene) -> None:
+    user_scope = scene.cli("hooks", "status", "--harness", "codex")["notes"]
+    assert len(user_scope) == 1 and "trust" in user_scope[0]
+    project = scene.cli("hooks", "status", "--harness", "codex", "--scope", "project")["notes"]
+    assert project[0] == user_scope[0] and len(project) == 2 and ".codex folder" in project[1]
+    assert len(scene.cli("hooks", "status", "--harness", "gemini", "--scope", "project")["notes"]) == 2
+    assert len(scene.cli("hooks", "status", "--harness", "claude-code", "--scope", "project")["notes"]) == 1
+
+
+@pytest.mark.parametrize(("args", "parameter"), [(("--scope", "team"), "scope"), (("--command", "  "), "command"),
+                                                 (("--command", "run-my-hooks"), "command")])  # fmt: skip
+def test_install_refuses_a_bad_scope_or_command_as_usage_and_writes_nothing(scene: Scene, args: tuple[str, ...],
+                                                                            parameter: str) -> None:  # fmt: skip
+    refused = scene.cli("hooks", "install", "--harness", "codex", *args, code=2)
+    assert refused["error"]["code"] == "usage" and refused["error"]["parameter"] == parameter
+    assert not (scene.root / "user").exists()
