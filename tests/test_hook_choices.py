@@ -371,6 +371,19 @@ def test_a_turn_the_rescue_cannot_keep_is_named_even_when_nothing_else_is_new(sc
     assert scene.record(OURS)["revision_number"] == 1
 
 
+@pytest.mark.parametrize("typed", [False, True])
+def test_a_transcript_mostly_of_unknown_records_is_said_to_be_in_a_format_the_reader_may_not_know(
+    scene: Scene, typed: bool
+) -> None:
+    lines = [{"type": "turn-v9", "uuid": f"n{n}", "sessionId": SID, "body": "?"} for n in range(4)]
+    transcript = scene.transcript(([user("u1", "a prompt", OLD.format(0))] if typed else []) + lines)
+    message = scene.fire("PreCompact", transcript, trigger="auto")["systemMessage"]
+    lead = f"wheypoint kept 1 turn(s) verbatim in {OURS} r1" if typed else "wheypoint"
+    assert message.startswith(f"{lead}; transcript-format-unknown: 4 of its "), message
+    assert scene.last()["warning"]["code"] == "transcript-format-unknown"
+    assert scene.works() == ([OURS] if typed else [])
+
+
 def test_more_turns_than_a_list_holds_are_kept_over_several_revisions(scene: Scene) -> None:
     lines = [user(f"u{n:03d}", f"prompt number {n}", OLD.format(0)) for n in range(MAX_LIST + 1)]
     answer = scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
