@@ -77,13 +77,16 @@ GROUPS: dict[str, Group] = {
         ),
         ("tests/test_credentials.py", "tests/test_credential_thresholds.py", "tests/test_credential_text.py"),
     ),
-    # What the hooks choose and write first (one process per hook call, no pyz), then the incremental read's own
-    # tests; the install tests pin settings.py and install.py.
+    # What the hooks choose and write first (one process per hook call, no pyz), then the incremental read's, the
+    # packets' and Gemini's own tests; the install tests pin settings.py and install.py.
     "hooks": Group(
         tuple(f"src/wheypoint/hooks/{name}.py" for name in ("rescue", "events", "state", "settings", "install")),
         (
             "tests/test_hook_choices.py",
             "tests/test_rescue_incremental.py",
+            "tests/test_hook_packets.py",
+            "tests/test_packet_budget.py",
+            "tests/test_hooks_gemini.py",
             "tests/test_hook_events.py",
             "tests/test_hooks_install.py",
         ),
