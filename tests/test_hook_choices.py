@@ -503,6 +503,19 @@ def test_refusals_are_printed_and_logged_with_the_event_and_harness_named(scene:
         assert scene.last()["refused"] == "invalid-hook-payload"
 
 
+def test_a_command_line_the_hook_cannot_parse_is_named_and_logged_without_an_event(scene: Scene) -> None:
+    argv = [sys.executable, "-m", "wheypoint", "hook", "Stop", "--harness", "gemini", "--bogus"]
+    done = subprocess.run(argv, input=b"{}", cwd=scene.repo, env=scene.env, capture_output=True, timeout=60,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == b""
+    assert json.loads(done.stdout) == {"systemMessage": "wheypoint hook: usage: hook: unknown flag --bogus"}
+    entry = scene.last()
+    assert (entry["refused"], entry["event"], entry["harness"]) == ("usage", None, None)
+    assert scene.raw("SessionStart", b"{}", harness="")["systemMessage"].startswith(
+        "wheypoint SessionStart: unknown-harness")  # fmt: skip
+    assert (scene.last()["event"], scene.last()["harness"]) == ("SessionStart", "")
+
+
 @pytest.mark.parametrize("size", [MAX_PAYLOAD, MAX_PAYLOAD + 1])
 def test_a_payload_up_to_max_payload_bytes_is_read(scene: Scene, size: int) -> None:
     body = json.dumps({"session_id": OTHER, "cwd": str(scene.repo), "hook_event_name": "SessionStart"})
