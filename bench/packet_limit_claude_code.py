@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 import clis  # noqa: E402
 import mockmodel  # noqa: E402
 import wire_anthropic  # noqa: E402
+from scenario import strings  # noqa: E402
 
 ALPHABETS = {"ascii": "a", "u-umlaut": "ü", "emoji": "\U0001f600"}
 AROUND = (9990, 10000, 10001, 10002, 10010, 12000)  # UTF-16 units: the limit read in the CLI's code is 10,000
@@ -55,17 +55,6 @@ def probe_text(tag: str, fill: str, size: int) -> str:
     body = fill * ((size - units(head)) // units(fill))
     text = head + body
     return text + "." * (size - units(text))
-
-
-def strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
 
 
 def fate(text: str, bodies: list[Any], head: str) -> tuple[str, int | None]:

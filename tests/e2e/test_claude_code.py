@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,18 +29,13 @@ import clis
 import mockmodel
 import pytest
 import wire_anthropic
+from scenario import P1, P2, P3, P4, P5, PACKET_HEAD, strings
 
 from conftest import make_repo
 
 pytestmark = pytest.mark.e2e
 
-P1 = "Please add a small retry helper for the payments client."
-P2 = "remember: never retry a POST without an idempotency key — the gateway double-charges otherwise."
-P3 = 'Also: cap the backoff at 30 s ("full jitter" for now).\nSecond line with `code` and ünïcödé.'
-P4 = "After the compaction: what should I keep in mind?"
-P5 = "New session: where were we?"
 COMPACT = "/compact"
-PACKET_HEAD = "wheypoint: the handoff of work"
 EVENTS = ("PreCompact", "SessionStart", "Stop", "UserPromptSubmit")
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "skill" / "wheypoint"
@@ -117,17 +112,6 @@ def session(tmp_path: Path, env: dict[str, str], repo: Path) -> Outcome:
     # Hooks may finish just after the CLI exits: the last Stop of the new session is the last line to come.
     mockmodel.wait_for(lambda: sum(e.get("event") == "Stop" for e in outcome.hook_log()) >= 5, timeout=10)
     return outcome
-
-
-def strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:

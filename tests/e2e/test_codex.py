@@ -30,18 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import clis
 import mockmodel
 import wire_openai
+from scenario import P1, P2, P3, P4, P5, TYPED
+from scenario import PACKET_HEAD as HEAD
 
 from conftest import make_repo
 
 pytestmark = pytest.mark.e2e
 
-P1 = "Please add a small retry helper for the payments client."
-P2 = "remember: never retry a POST without an idempotency key — the gateway double-charges otherwise."
-P3 = 'Also: cap the backoff at 30 s ("full jitter" for now).\nSecond line with `code` and ünïcödé.'
-P4 = "After the compaction: what should I keep in mind?"
-P5 = "New session: where were we?"
-TYPED = (P1, P2, P3)
-HEAD = "wheypoint: the handoff of work"
 EVENTS = ("PreCompact", "SessionStart", "Stop", "UserPromptSubmit")
 ROOT = Path(__file__).resolve().parents[2]
 EXEC_TIMEOUT = 90

@@ -27,23 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import clis
 import mockmodel
 import wire_gemini
+from scenario import P1, P2, P3, P4, P5
+from scenario import PACKET_HEAD as HEAD
 
 from conftest import make_repo
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-P1 = "Please add a small retry helper for the payments client."
-P2 = "remember: never retry a POST without an idempotency key — the gateway double-charges otherwise."
-P3 = 'Also: cap the backoff at 30 s ("full jitter" for now).\nSecond line with `code` and ünïcödé.'
-P4 = "After the compaction: what should I keep in mind?"
-P5 = "New session: where were we?"
 P6 = "Resumed: is everything I said still here?"  # Gemini only: the resume that once lost a prompt
 MODEL = "gemini-2.5-flash"
 HUGE = 900_000  # promptTokenCount over half of Gemini's 1,048,576-token limit: the next turn compresses
 RUN_TIMEOUT = 90
 EVENTS = ("PreCompress", "SessionStart", "AfterAgent", "BeforeAgent")
-HEAD = "wheypoint: the handoff of work"
 USER_KINDS = ("prompt", "queued_prompt", "shell_input", "slash_command")  # what `turns` reads as typed
 RECORDING = "gemini-0.61.0-e2e.jsonl"
 FAKE_ROOT = "/home/dev/e2e/gemini"

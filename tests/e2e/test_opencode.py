@@ -25,7 +25,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,17 +33,12 @@ import clis
 import mockmodel
 import pytest
 import wire_chat
+from scenario import P1, P2, P3, P4, P5, PACKET_HEAD, strings
 
 from conftest import make_repo
 
 pytestmark = pytest.mark.e2e
 
-P1 = "Please add a small retry helper for the payments client."
-P2 = "remember: never retry a POST without an idempotency key — the gateway double-charges otherwise."
-P3 = 'Also: cap the backoff at 30 s ("full jitter" for now).\nSecond line with `code` and ünïcödé.'
-P4 = "After the compaction: what should I keep in mind?"
-P5 = "New session: where were we?"
-PACKET_HEAD = "wheypoint: the handoff of work"
 EVENTS = ("PreCompact", "SessionStart")  # the hooks the plugin calls
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "skill" / "wheypoint"
@@ -156,17 +150,6 @@ def session(tmp_path: Path) -> Outcome:
             step.stdout = done.stdout
             step.requests = model.bodies("/chat/completions")[before:]
     return Outcome(tmp_path, repo, env, steps, log_path)
-
-
-def strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
 
 
 def texts(body: dict[str, Any], role: str) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockmodel import REPLY_TEXT, SUMMARY_TEXT, MockModel, Reply
+from scenario import text_of
 
 # OpenCode 1.18's compaction prompt ("Create a new anchored summary from the conversation history in the
 # <conversation> tags above ...", or with a <prior-summary> for a later one): matched on OpenCode's own words, not
@@ -44,15 +45,6 @@ def settings(model: MockModel) -> ChatSettings:
     """This mock's Chat Completions settings (made on first use)."""
     with _LOCK:
         return _SETTINGS.setdefault(model, ChatSettings())
-
-
-def text_of(content: Any) -> str:
-    """A message's text: a string, or the `text` of each part of a list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -19,19 +19,11 @@ import time
 from typing import Any
 
 from mockmodel import REPLY_TEXT, SUMMARY_TEXT, Logged, MockModel, Reply, is_summary_request, sse
+from scenario import text_of
 
 # Codex's compaction prompt (0.171): "You are performing a CONTEXT CHECKPOINT COMPACTION ..."; the shared cues
 # hold "context checkpoint" already, these are kept should its wording move.
 SUMMARY_WORDS = ("checkpoint compaction", "handoff summary")
-
-
-def text_of(content: Any) -> str:
-    """A message's text: a string, or the `text` of each part of a list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
 
 
 def user_texts(body: Any) -> list[str]:

@@ -259,8 +259,14 @@ def turns_of(located: Located, stats: Any, kinds: frozenset[str] | None = None) 
     anyway); a reader with no cheaper path ignores it. A turn holding a lone surrogate is dropped and
     counted as invalid UTF-8: checked here, once a turn, rather than on every line a reader decodes.
     """
+    return _checked(located, stats, lambda: reader(located.harness).read_turns(located.path, stats,
+                                                                             located.session_id, kinds))  # fmt: skip
+
+
+def _checked(located: Located, stats: Any, read: Callable[[], Iterator[Any]]) -> Iterator[Any]:
+    """A reader's turns, each one holding a lone surrogate dropped and counted; an unusable path is a refusal."""
     try:
-        for turn in reader(located.harness).read_turns(located.path, stats, located.session_id, kinds):
+        for turn in read():
             if _printable(turn):
                 yield turn
             else:
@@ -277,11 +283,4 @@ def resumable(located: Located) -> bool:
 def turns_from(located: Located, stats: Any, start: Any, kinds: frozenset[str] | None = None) -> Iterator[Any]:
     """The turns of the session's main file after `start` (a `model.ReadPoint`; None: from its beginning), for a
     reader that is `resumable`: `stats.read_point` then says where this read stopped. Same refusals as turns_of."""
-    try:
-        for turn in reader(located.harness).read_from(located.path, stats, start, kinds):
-            if _printable(turn):
-                yield turn
-            else:
-                stats.invalid_utf8 += 1
-    except OSError as exc:
-        raise Refusal("transcript-unreadable", f"cannot read {located.path}: {exc.strerror or exc}") from None
+    return _checked(located, stats, lambda: reader(located.harness).read_from(located.path, stats, start, kinds))
