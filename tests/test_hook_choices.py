@@ -217,6 +217,18 @@ def test_sessionstart_in_a_project_without_work_hands_over_nothing_and_makes_no_
     assert scene.last()["skipped"] == "no work in this project yet"
 
 
+def test_a_session_that_holds_the_packet_already_is_not_handed_it_again(scene: Scene) -> None:
+    """A resumed session's history holds the packet it had; a cleared one holds nothing."""
+    scene.checkpoint("aaa-work")
+    first = scene.fire("SessionStart", None, session=OTHER, source="startup")
+    assert json.loads(first["hookSpecificOutput"]["additionalContext"].splitlines()[1])["slug"] == "aaa-work"
+    assert scene.fire("SessionStart", None, session=OTHER, source="resume") == {}
+    entry = scene.last()
+    assert entry["skipped"] == "this session has had this packet since its last compaction" and entry["chars"] == 0
+    assert "hookSpecificOutput" in scene.fire("SessionStart", None, session=OTHER, source="clear")
+    assert scene.last()["chars"] > 0
+
+
 # ---- which work a rescue continues
 
 
