@@ -234,6 +234,8 @@ EQUIVALENT: dict[str, str] = {
     "hooks:save:const:c6fe895a": _STATE_FORM,  # sort_keys=False
     "hooks:rescue:const:564ac450": "each of a long rescue's revisions writes its note instead of the last one only: "
     "each is written over by the next, so the note left is the head's either way",
+    "hooks:_digest:const:92d76171": "the packet's digest cut at 25 hex digits instead of 24: it is only compared with "
+    "digests the same code made, and either length tells the same packets apart",
     "hooks:run_hook:const:7f12dcd0": "reading MAX_PAYLOAD + 2 bytes instead of + 1: a payload is over MAX_PAYLOAD "
     "in either read exactly when it is, so the same payloads are refused",
     "hooks:run_hook:const:bf945845": _LOGGED_MS,  # * 1001
