@@ -698,3 +698,17 @@ def test_install_refuses_a_bad_scope_or_command_as_usage_and_writes_nothing(scen
     refused = scene.cli("hooks", "install", "--harness", "codex", *args, code=2)
     assert refused["error"]["code"] == "usage" and refused["error"]["parameter"] == parameter
     assert not (scene.root / "user").exists()
+
+
+def test_install_and_uninstall_step_over_groups_of_another_shape_and_leave_them_as_they_are(scene: Scene) -> None:
+    """A group with no handler list (or that is no object) is not ours to read: it is kept, not tripped over."""
+    settings = scene.root / "user" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    odd = [{"matcher": "startup"}, "a note someone left", {"matcher": "x", "hooks": "not a list"}]
+    settings.write_text(json.dumps({"hooks": {"SessionStart": odd}}, indent=2) + "\n", encoding="utf-8")
+    installed = scene.cli("hooks", "install", "--harness", "claude-code")
+    assert all(event["current"] for event in installed["events"])
+    groups = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+    assert groups[:3] == odd and len(groups) == 4
+    scene.cli("hooks", "uninstall", "--harness", "claude-code")
+    assert json.loads(settings.read_text(encoding="utf-8")) == {"hooks": {"SessionStart": odd}}
