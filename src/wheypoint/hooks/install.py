@@ -126,15 +126,3 @@ def runner_from(ctx: Context, given: str) -> str:
         raise Refusal("usage", "takes a command naming wheypoint (its path, module or zipapp), so that its hooks "
                       "are found again", usage=True, parameter="command")  # fmt: skip
     return text
-
-
-def describe(reply: dict[str, Any]) -> str:
-    """A readable form of a reply, for a terminal."""
-    lines = [f"{reply['harness']} ({reply['scope']}): {reply['path']}" + ("  [changed]" if reply["changed"] else "")]
-    for event in reply["events"]:
-        state = "current" if event["current"] else "installed, not current" if event["installed"] else "not installed"
-        lines.append(f"  {event['event']}: {state}" + (f"  {event['command']}" if event["command"] else ""))
-    if reply["backup"]:
-        lines.append(f"  backup: {reply['backup']}")
-    lines += [f"  note: {note}" for note in reply["notes"]]
-    return "\n".join(lines)
