@@ -98,3 +98,29 @@ def test_a_credential_given_to_a_hook_is_neither_shown_nor_logged(wp: Runner, ho
     assert logs, "the refusal is logged"
     logged = "".join(path.read_text(encoding="utf-8") for path in logs)
     assert token not in logged and "[redacted github-pat]" in logged
+
+
+def test_a_hook_run_before_any_store_keeps_its_state_and_log_private(tmp_path: Path) -> None:
+    """The hooks' state and log name sessions and works, like the store: a hook that makes their folders first
+    makes them as the store would (this user only), whatever the umask."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    from conftest import HARNESS_VARIABLES
+
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "deep" / "wheypoint-home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
+    env.update(WHEYPOINT_HOME=str(home), HOME=str(tmp_path))
+    payload = json.dumps({"cwd": str(repo), "session_id": "s1", "hook_event_name": "UserPromptSubmit"})
+    done = subprocess.run(["sh", "-c", f"umask 022 && exec {sys.executable} -m wheypoint hook UserPromptSubmit "
+                           "--harness codex"], input=payload, capture_output=True, text=True, env=env, cwd=repo,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout) == {}, done.stdout + done.stderr
+    state = next((home / "hooks").glob("*.json"))
+    for folder in (tmp_path / "deep", home, home / "hooks"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    for file in (state, home / "hooks" / "hook.log"):
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file

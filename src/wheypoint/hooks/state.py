@@ -13,6 +13,7 @@ import os
 
 from wheypoint.app.sessions import hooks_folder, load_state, state_path
 from wheypoint.notes.files import write_atomic
+from wheypoint.store.folders import make_private_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +44,11 @@ def seen(state: dict[str, Any], session: str, now: float) -> bool:
 
 
 def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> None:
-    write_atomic(state_path(environ, project), json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    """Write the project's state atomically, readable by this user only (it names sessions and works), in folders
+    made the same way when a hook runs before any store exists."""
+    path = state_path(environ, project)
+    make_private_folders(os.path.dirname(path))
+    write_atomic(path, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n", mode=0o600)
 
 
 def session_state(state: dict[str, Any], session: str) -> dict[str, Any]:
@@ -81,10 +86,12 @@ def log(environ: Mapping[str, str], entry: Mapping[str, Any]) -> None:
 
     path = os.path.join(hooks_folder(environ), "hook.log")
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        make_private_folders(os.path.dirname(path))
         if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:
             os.replace(path, path + ".1")
-        with open(path, "a", encoding="utf-8") as handle:
+        # Readable by this user only, like the store: a log line may name a session's work and its turns.
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(descriptor, "a", encoding="utf-8") as handle:
             handle.write(document_text(entry) + "\n")  # escaped where UTF-8 cannot carry a payload's text
     except OSError:
         pass

@@ -50,6 +50,7 @@ import os
 import sqlite3
 
 from wheypoint.model.errors import Refusal
+from wheypoint.store.folders import make_private_folders
 from wheypoint.store.sql import SqlStore
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
@@ -155,24 +156,6 @@ def _refuse_a_file_for_a_folder(path: str) -> None:
         raise Refusal("storage-error", f"cannot use the store at {path}: {folder} is a file, not a folder")
 
 
-def _make_private_folders(folder: str) -> None:
-    """Make `folder` and every missing folder above it, each readable by this user only (os.makedirs gives the
-    mode to the last one alone): the store holds the user's words, so no folder made for it shows them to others."""
-    missing = []
-    while folder and not os.path.isdir(folder):
-        missing.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    for made in reversed(missing):
-        try:
-            os.mkdir(made, 0o700)
-        except FileExistsError:  # made by a concurrent first opener meanwhile
-            if not os.path.isdir(made):
-                raise
-
-
 def _rollback(conn: sqlite3.Connection) -> None:
     """End the open transaction, if SQLite has not ended it already; the error being raised matters more."""
     if conn.in_transaction:
@@ -207,7 +190,7 @@ class SqliteStore(SqlStore):
         store = cls(None, path, writer=create)
         try:
             if create and os.path.dirname(path):
-                _make_private_folders(os.path.dirname(path))
+                make_private_folders(os.path.dirname(path))
             store._conn = _connect(path, read_only=not create, durable=durable)
             try:
                 found = version(store._conn)
