@@ -50,7 +50,6 @@ import os
 import sqlite3
 
 from wheypoint.model.errors import Refusal
-from wheypoint.store.folders import make_private_folders
 from wheypoint.store.sql import SqlStore
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
@@ -189,7 +188,9 @@ class SqliteStore(SqlStore):
             return cls(None, path)
         store = cls(None, path, writer=create)
         try:
-            if create and os.path.dirname(path):
+            if create and os.path.dirname(path) and not os.path.isdir(os.path.dirname(path)):
+                from wheypoint.store.folders import make_private_folders  # only a store's first write needs it
+
                 make_private_folders(os.path.dirname(path))
             store._conn = _connect(path, read_only=not create, durable=durable)
             try:
