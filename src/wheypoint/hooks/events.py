@@ -262,12 +262,16 @@ def _size(path: str) -> int:
 def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
     if payload.get("stop_hook_active"):  # a stop hook already made the agent go on: do not stack another rescue
         return
-    located = _choice(harness, payload).locate(ctx)
-    seen = memory.load(ctx.environ, ctx.project_key()).get("sessions", {}).get(_session_key(harness, payload), {})
-    if _size(located.path) - int(seen.get("size", 0)) < STOP_GROWTH:
+    if not _grown(ctx, harness, payload, _choice(harness, payload).locate(ctx).path):
         answer.log["skipped"] = "transcript grew too little since the last rescue"
         return
     _rescue(ctx, harness, payload, "stop", answer)
+
+
+def _grown(ctx: Context, harness: str, payload: dict[str, Any], path: str) -> bool:
+    """Whether the session's transcript grew by STOP_GROWTH since its last rescue (the size the state remembers)."""
+    seen = memory.load(ctx.environ, ctx.project_key()).get("sessions", {}).get(_session_key(harness, payload), {})
+    return _size(path) - int(seen.get("size", 0)) >= STOP_GROWTH
 
 
 def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
@@ -355,8 +359,7 @@ def _gemini_compress_due(ctx: Context, payload: dict[str, Any], answer: _Answer)
     share = context_share(path)
     if share is not None and share >= GEMINI_NEAR_COMPRESS:
         return True
-    seen = memory.load(ctx.environ, ctx.project_key()).get("sessions", {}).get(_session_key("gemini", payload), {})
-    if _size(path) - int(seen.get("size", 0)) >= STOP_GROWTH:
+    if _grown(ctx, "gemini", payload, path):
         return True
     answer.log.update(skipped="no compression near: the context is small and grew too little", share=share)
     return False
