@@ -7,16 +7,7 @@ wholly wheypoint's, recognised by its first line; a file of that name without it
 
 from __future__ import annotations
 
-from wheypoint.app.harness_files import (
-    COMMANDS_AT,
-    PLUGIN_EVENTS,
-    PLUGIN_NAME,
-    PLUGIN_TEMPLATE,
-    plugin_path,
-    read_plugin,
-)
-from wheypoint.app.harness_files import PLUGIN_MARKER as MARKER
-from wheypoint.app.harness_files import render_plugin as render
+from wheypoint.app.harness_files import PLUGIN_EVENTS, read_plugin, render_plugin
 from wheypoint.hooks import settings as files
 from wheypoint.model.errors import Refusal
 
@@ -25,15 +16,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 EVENTS = PLUGIN_EVENTS  # the events the plugin bridges, with their time limits (app/harness_files.py)
-TEMPLATE = PLUGIN_TEMPLATE
-__all__ = ["COMMANDS_AT", "EVENTS", "MARKER", "PLUGIN_NAME", "TEMPLATE", "apply", "plugin_path", "read_plugin",
-           "render"]  # fmt: skip
 
 
 def apply(path: str, action: str, commands: dict[str, str]) -> dict[str, Any]:
     """Install, remove or report the plugin file: the `changed`, `backup` and `events` of the reply."""
     text, found = read_plugin(path)
-    wanted = render(commands)
+    wanted = render_plugin(commands)
     if action != "status" and text is not None and found is None:
         raise Refusal("plugin-not-ours", f"{path} exists and was not written by wheypoint; it was left as it is",
                       details={"path": path})  # fmt: skip
