@@ -172,13 +172,18 @@ def test_no_sql_outside_the_store() -> None:
     assert not wrong, "SQL outside the store:\n" + "\n".join(wrong)
 
 
+# The one exception: the guard every read of a named file passes (open only a regular file, never block) must be
+# importable by every layer, so it lives in the model and may import `os` (its docstring says why).
+_GUARD = ("wheypoint.model.regular", "os")
+
+
 def test_the_model_is_pure() -> None:
     wrong = []
     for module, path in MODULES.items():
         if _layer(module) != "model":
             continue
         for line, name in _imports(module):
-            if name.split(".")[0] in IMPURE:
+            if name.split(".")[0] in IMPURE and (module, name) != _GUARD:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("open", "input"):

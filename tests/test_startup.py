@@ -40,13 +40,16 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           # how it searches a text
           "wheypoint.model.credential_hand", "wheypoint.model.credential_rules", "wheypoint.model.credential_text",
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
-          "wheypoint.app.checkpoint", "wheypoint.app.sessions", "wheypoint.store.sqlite.indexes",
+          "wheypoint.app.checkpoint", "wheypoint.app.noteplace", "wheypoint.app.sessions",
+          "wheypoint.store.sqlite.indexes",
           "wheypoint.transcripts", "wheypoint.transcripts.model",
           "wheypoint.transcripts.homes", "wheypoint.transcripts.live"}  # fmt: skip
 _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "wheypoint.transcripts.model",
                "wheypoint.transcripts.lines", "wheypoint.transcripts.claude", "wheypoint.transcripts.claude_turns",
                "wheypoint.transcripts.claude_kinds", "wheypoint.app.transcript", "wheypoint.transcripts.harvest",
-               "wheypoint.transcripts.homes"}  # fmt: skip
+               "wheypoint.transcripts.homes",
+               # the guard every read of a named file passes (opens regular files only, never blocks): os and stat
+               "wheypoint.model.regular"}  # fmt: skip
 
 _LINKS = "wheypoint.app.links"  # backlinks, which show and resolve answer
 # command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)

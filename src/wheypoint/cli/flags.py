@@ -110,11 +110,16 @@ def _value(argv: list[str], index: int, flag: str) -> str:
 
 
 def read_input(path: str, what: str) -> bytes:
-    """The bytes of a file, or of stdin for `-`, refused with a code when unreadable."""
+    """The bytes of a file, or of stdin for `-`, refused with a code when unreadable.
+
+    Only a regular file is read (model/regular.py): a device, a FIFO or a folder named here is refused
+    `<what>-unreadable` at once, never waited on or read without end."""
+    from wheypoint.model.regular import open_regular
+
     try:
         if path == "-":
             return sys.stdin.buffer.read(MAX_INTENT_BYTES + 1)
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(MAX_INTENT_BYTES + 1)
     except OSError as exc:
         raise Refusal(f"{what}-unreadable", f"cannot read {path}: {exc.strerror}") from None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 
+from wheypoint.model.regular import open_regular
 from wheypoint.transcripts.claude_kinds import classify
 from wheypoint.transcripts.claude_turns import TurnReader
 from wheypoint.transcripts.homes import claude_roots
@@ -53,7 +54,7 @@ def _record(line: bytes) -> dict[str, Any] | None:
 def _head_records(path: str, budget: int = _HEAD_BYTES) -> Iterator[dict[str, Any]]:
     """The decodable records among the first `budget` bytes, read line by line so a caller that stops early reads
     little; a line longer than the rest of the budget ends the scan."""
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while budget > 0:
             line = handle.readline(budget + 1)
             if not line or (not line.endswith(b"\n") and len(line) > budget):
@@ -91,7 +92,7 @@ def _first_prompt(rec: dict[str, Any]) -> str | None:
 
 
 def _last_activity(path: str) -> str | None:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - _TAIL_BYTES))
         data = handle.read()
@@ -118,7 +119,7 @@ def describe(path: str | os.PathLike[str]) -> SessionInfo | None:
         path = os.fspath(path)
         if not os.path.isfile(path):
             return None
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             sniff = handle.read(4096).removeprefix(BOM)
         # JSON lines: one of the first few (blank or damaged ones before it are passed over, as when reading)
         if not any(line.lstrip()[:1] == b"{" for line in sniff.split(b"\n", HEAD_DAMAGE + 1)[: HEAD_DAMAGE + 1]):

@@ -14,6 +14,7 @@ import os
 from datetime import datetime, timezone
 from itertools import islice
 
+from wheypoint.model.regular import open_regular
 from wheypoint.transcripts import model
 from wheypoint.transcripts.codex_turns import message_texts, read
 from wheypoint.transcripts.homes import codex_home
@@ -40,7 +41,7 @@ def read_turns(
 ) -> Iterator[Turn]:
     """Every turn of one rollout, in file order. `session_id` is unused: a rollout holds one session."""
     path = os.fspath(path)
-    with open(path, "rb"):  # an unusable path raises here, before iteration starts
+    with open_regular(path):  # an unusable path raises here, before iteration starts
         pass
     return read(path, stats)
 
@@ -50,7 +51,7 @@ def read_from(
 ) -> Iterator[Turn]:
     """The rollout's turns after `start` (lines.read_jsonl), for a rescue reading what was appended."""
     path = os.fspath(path)
-    with open(path, "rb"):  # an unusable path raises here, before iteration starts
+    with open_regular(path):  # an unusable path raises here, before iteration starts
         pass
     return read(path, stats, start=start, meta=_head(path) if start is not None else None)
 
@@ -58,7 +59,7 @@ def read_from(
 def _head(path: str) -> dict[str, Any] | None:
     """The decoded first record of a rollout, or None when it is not one."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             record, _ = head_record(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
     except (OSError, ValueError):
         return None
@@ -104,7 +105,7 @@ def _scan_cwd(path: str) -> str | None:
 def _last_stamp(path: str) -> str | None:
     """The timestamp of the last complete record, read from the file's tail; else its mtime."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(0, size - _TAIL_BYTES)
             handle.seek(start)

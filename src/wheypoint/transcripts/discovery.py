@@ -17,6 +17,7 @@ import os
 
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.model.records import Record
+from wheypoint.model.regular import is_regular, kind_of, open_regular
 from wheypoint.model.shapes import READABLE_HARNESSES as HARNESSES
 from wheypoint.transcripts.lines import head_record
 from wheypoint.transcripts.model import SessionInfo, inside, plain_path
@@ -119,7 +120,7 @@ def _sniff(path: str) -> str | None:
     try:
         if not os.path.isfile(path):
             return None
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             if handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
                 return "opencode"
             if os.path.splitext(path)[1] == ".json":
@@ -141,6 +142,13 @@ def _sniff(path: str) -> str | None:
             return found[0]
     except (OSError, ValueError, RecursionError):
         return None
+
+
+def _kind(path: str) -> str:
+    try:
+        return kind_of(os.stat(path).st_mode)
+    except OSError:
+        return "not readable"
 
 
 def _recognised(names: list[str], path: str) -> list[tuple[str, SessionInfo]]:
@@ -166,6 +174,8 @@ def by_path(
         raise Refusal("transcript-missing", f"no transcript at {path}")
     if os.path.isdir(path):
         raise Refusal("transcript-unreadable", f"{path} is a folder; name the transcript file")
+    if not is_regular(path):  # a device, a FIFO, a socket: never opened (one would block, another never end)
+        raise Refusal("transcript-unreadable", f"{path} is {_kind(path)}, not a regular file")
     likely = None if harness else _sniff(path)
     if harness:
         matches = _recognised([harness], path)

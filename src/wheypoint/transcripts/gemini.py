@@ -18,6 +18,7 @@ import json
 import os
 import re
 
+from wheypoint.model.regular import open_regular
 from wheypoint.transcripts.gemini_turns import jsonl_turns, message_turns, user_kind, user_text
 from wheypoint.transcripts.homes import gemini_tmp
 from wheypoint.transcripts.lines import BOM, LoneSurrogate, escaped_surrogate, head_record, loads, unicode_clean
@@ -74,7 +75,7 @@ def _looks_legacy(path: str) -> bool:
     `{` counts (the CLI pretty-prints the document), so a damaged first record still leaves a JSONL file one."""
     if _suffix(path) == ".json":
         return True
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         first = handle.readline(_HEAD_BYTES)
     if _suffix(path) == ".jsonl":
         return first.removeprefix(BOM).strip() == b"{"
@@ -86,7 +87,7 @@ def _looks_legacy(path: str) -> bool:
 
 def _read_legacy(path: str, stats: ReadStats, agent: str | None, source: str | None,
                  found: list[str]) -> Iterator[Turn]:  # fmt: skip
-    with open(path, "rb") as raw:
+    with open_regular(path) as raw:
         size = os.fstat(raw.fileno()).st_size
         if size > MAX_JSON_BYTES:
             stats.oversized += 1
@@ -173,7 +174,7 @@ def context_share(path: str, tail: int = 256 * 1024) -> float | None:
     token limit (Gemini CLI's tokenLimit: 256,000 for Gemma 4, else 1,048,576). None when the last `tail`
     bytes of the file hold no reply with a token count (an older form, a new session, an unreadable file)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             handle.seek(max(0, size - tail))
             lines = handle.read(tail).split(b"\n")
@@ -200,7 +201,7 @@ def context_share(path: str, tail: int = 256 * 1024) -> float | None:
 
 def _read_small(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(_MAX_SMALL_FILE + 1)
     except OSError:
         return None
@@ -258,7 +259,7 @@ def _project_cwd(project: str, stored_hash: str | None, registry: dict[str, str]
 
 def _legacy_head(path: str, size: int) -> tuple[dict[str, Any], list[Any]] | None:
     """The metadata and the leading messages of a single-JSON file, without parsing all of it."""
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         data = handle.read(size if size <= _SMALL_JSON else _HEAD_BYTES)
     if size <= _SMALL_JSON:
         try:  # not `loads`: a bad message must not hide the session; what describe keeps is checked there
@@ -302,7 +303,7 @@ def _jsonl_head(path: str, size: int) -> tuple[dict[str, Any], list[Any], str | 
     meta: dict[str, Any] = {}
     messages: list[Any] = []
     read = 0
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         _, start = head_record(handle, _HEAD_BYTES)  # a mark, blank or damaged lines before it passed over
         if start < 0:
             return None

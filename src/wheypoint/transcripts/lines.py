@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 
+from wheypoint.model.regular import open_regular
 from wheypoint.transcripts.model import ReadPoint
 
 TYPE_CHECKING = False
@@ -131,7 +132,7 @@ def read_mark(path: str | os.PathLike[str], point: ReadPoint) -> dict[str, Any] 
     tells a rewrite from growth, and zlib loads in a tenth of the time hashlib's OpenSSL takes on every hook)."""
 
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             facts = os.fstat(handle.fileno())
             handle.seek(max(0, point.offset - _TAIL_CHECK))
             tail = handle.read(min(point.offset, _TAIL_CHECK))
@@ -151,7 +152,7 @@ def resume_point(path: str | os.PathLike[str], mark: Any) -> ReadPoint | None:
     if offset < 0 or mark["line"] < 0:
         return None
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             facts = os.fstat(handle.fileno())
             if (facts.st_dev, facts.st_ino) != (mark["dev"], mark["ino"]) or facts.st_size < offset:
                 return None
@@ -182,7 +183,7 @@ def read_jsonl(
     end, `stats.read_point` says where this one stopped: past the last complete line, so a line still being
     written is read whole next time. Whether the file is still the one read before is the caller's to check.
     """
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         readline = handle.readline
         number = 0
         position = 0  # the offset just past the last complete line

@@ -29,6 +29,7 @@ import errno
 import os
 import sqlite3
 
+from wheypoint.model.regular import is_regular, open_regular
 from wheypoint.transcripts.homes import opencode_data, opencode_databases
 from wheypoint.transcripts.lines import MAX_LINE_BYTES, loads
 from wheypoint.transcripts.model import ReadStats, SessionInfo
@@ -54,7 +55,7 @@ MAX_SESSION_FILE = 1 << 20  # a legacy session file is metadata; anything bigger
 
 def is_database(path: str | os.PathLike[str]) -> bool:
     """Whether the file starts with the SQLite header (raises OSError when it cannot be opened)."""
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
@@ -73,6 +74,8 @@ def _file_uri(path: str) -> str:
 
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """A read-only connection that waits at most BUSY_TIMEOUT on a lock (raises sqlite3.Error)."""
+    if not is_regular(path):  # SQLite would open a FIFO and wait for a writer, or read a device without end
+        raise sqlite3.OperationalError(f"{os.fspath(path)} is not a regular file")
     uri = _file_uri(os.path.realpath(path)) + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
     try:
@@ -87,7 +90,7 @@ def _load_json(path: str, stats: ReadStats | None, limit: int | None = None) -> 
     """(ok, value) for one JSON file of at most `limit` bytes (default MAX_LINE_BYTES); counted, never raised."""
     limit = MAX_LINE_BYTES if limit is None else limit
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             raw = handle.read(limit + 1)
     except OSError:
         if stats is not None:
