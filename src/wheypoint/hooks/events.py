@@ -16,6 +16,14 @@ Events, by the name wheypoint gives them (each harness's own name is accepted):
 Gemini CLI differs (docs/hooks.md): its PreCompress fires on every turn, so an automatic one rescues only near a
 compression; SessionStart answers nothing (Gemini glues it onto the prompt, then drops that prompt on resume)
 and BeforeAgent carries the packet, the newest work's too, once per session.
+
+Every call has a deadline well inside the time its harness gives it (DEADLINES: wheypoint installs 30 s for
+PreCompact and 10 s for the others, in every harness; `WHEYPOINT_HOOK_DEADLINE`, in seconds, sets another). When
+it passes (a transcript on a disk that hangs, a store locked for long, a payload that never ends), the call stops
+where it is: it prints the harness's neutral reply, whose `systemMessage` says what was skipped (for the quiet
+events, Stop and UserPromptSubmit, the log alone says it), writes that to the hook log and exits 0 at once. A
+store transaction in flight is rolled back by SQLite's journal; the hooks' state is written atomically. The watch
+is a SIGALRM timer, so the ordinary path costs no thread; where there is none (Windows), there is no deadline.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from wheypoint.model.shapes import count_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from wheypoint.hooks.rescue import Rescued
@@ -53,6 +61,18 @@ GEMINI_NEAR_COMPRESS = 0.2
 TAIL_ROOM = 128  # the closing line's most: its slug has at most 48 characters and its revision id 20
 MARK_ROOM = 128  # the first line's note of what was left out: a count and a command naming the slug
 QUIET_EVENTS = ("Stop", "UserPromptSubmit")  # they fire on every turn: what goes wrong there goes to the log only
+# Seconds a call may take, well inside the limit wheypoint installs (harness_files.EVENTS: 30 s for PreCompact, 10 s
+# for the others; the harnesses' own defaults are longer: Claude Code and Codex 600 s, Gemini CLI 60 s), so that the
+# reply always arrives before the harness gives up on the hook. WHEYPOINT_HOOK_DEADLINE (seconds) overrides.
+DEADLINES = {"PreCompact": 20.0, "SessionStart": 6.0, "Stop": 6.0, "UserPromptSubmit": 6.0}
+DEADLINE_ENV = "WHEYPOINT_HOOK_DEADLINE"
+# What an event's work leaves undone when its deadline stops it, as the reply and the log say it.
+SKIPS = {
+    "PreCompact": "the rescue checkpoint (the prompts stay in the transcript: `wheypoint snapshot` takes them by hand)",
+    "SessionStart": "the resume packet (`wheypoint handoff render <work>` prints it)",
+    "Stop": "the rescue checkpoint (the next Stop or PreCompact takes it)",
+    "UserPromptSubmit": "the pending resume packet (`wheypoint handoff render <work>` prints it)",
+}
 
 
 class _Answer:
@@ -62,6 +82,9 @@ class _Answer:
         self.context: str | None = None
         self.message: str | None = None
         self.log: dict[str, Any] = {}
+        self.stage = "reading the hook's payload"  # what the call is doing, for a deadline's message
+        self.environ: Mapping[str, str] = os.environ  # where the hook log goes (the project's, once known)
+        self.answering = False  # the answer is being logged and printed: a deadline passing now leaves it be
 
 
 def run_hook(args: dict[str, Any] | Refusal) -> int:
@@ -72,15 +95,17 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
     harness = args.get("harness") if isinstance(args, dict) else None
     given = args.get("event") if isinstance(args, dict) else None
     answer = _Answer()
-    environ: Mapping[str, str] = os.environ
+    disarm = _arm(_deadline(given), lambda seconds: _expired(harness, given, answer, started, seconds))
     try:
         if isinstance(args, Refusal):
             raise args
         event, budget = _check(given, harness, args.get("budget"))
         payload = _payload(sys.stdin.buffer.read(MAX_PAYLOAD + 1))
+        answer.stage = "opening the project"
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
         ctx = Context(cwd=cwd)
-        environ = ctx.environ
+        answer.environ = ctx.environ
+        answer.stage = "doing its work"
         _HANDLERS[event](ctx, str(harness), payload, budget, answer)
         if isinstance(payload.get("session_id"), str) and payload["session_id"]:
             _seen(ctx, str(harness), payload)
@@ -93,6 +118,16 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
     except Exception as exc:  # a bug must not block the harness: logged, answered, exit 0
         answer.log["error"] = _scrubbed(f"{type(exc).__name__}: {exc}")
         answer.message = f"wheypoint {_label(given)} failed: {answer.log['error']}"
+    answer.answering = True
+    disarm()
+    _answer(harness, given, answer, started)
+    return 0
+
+
+def _answer(harness: Any, given: Any, answer: _Answer, started: float) -> None:
+    """Log the call and print its reply."""
+    import time
+
     answer.log.update(
         event=given if given is None or given in EVENTS else _scrubbed(str(given)),
         harness=harness if harness is None or harness in HARNESSES else _scrubbed(str(harness)),
@@ -102,9 +137,66 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
         answer.log["message"] = answer.message
         if isinstance(given, str) and EVENTS.get(given) in QUIET_EVENTS:
             answer.message = None
-    memory.log(environ, {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **answer.log})
+    memory.log(answer.environ, {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **answer.log})
     _print(harness, given, answer)
-    return 0
+
+
+def _deadline(given: Any) -> float:
+    """The seconds this call may take: WHEYPOINT_HOOK_DEADLINE when it is a positive number, else its event's."""
+    import math
+
+    try:
+        seconds = float(os.environ.get(DEADLINE_ENV, ""))
+    except ValueError:
+        seconds = 0.0
+    if math.isfinite(seconds) and seconds > 0:
+        return seconds
+    return DEADLINES.get(EVENTS.get(given, "") if isinstance(given, str) else "", min(DEADLINES.values()))
+
+
+def _arm(seconds: float, expire: Callable[[float], None]) -> Callable[[], None]:
+    """Call `expire(seconds)` when `seconds` pass (it ends the process); the function returned disarms the watch.
+
+    A SIGALRM timer: it interrupts a read that waits (a FIFO, a pipe, a lock's sleep) as it does any bytecode.
+    Where there is none, or off the main thread (a hook run in process by a test), there is no watch."""
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        return lambda: None
+
+    def ring(signum: int, frame: Any) -> None:
+        expire(seconds)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, ring)
+    except ValueError:  # not the main thread
+        return lambda: None
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def disarm() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    return disarm
+
+
+def _expired(harness: Any, given: Any, answer: _Answer, started: float, seconds: float) -> None:
+    """The deadline passed: say what was skipped (reply and log), then end the process at once, exit 0."""
+    if answer.answering:  # the answer is already on its way out
+        return
+    answer.answering = True
+    skipped = SKIPS.get(EVENTS.get(given, "") if isinstance(given, str) else "", "the hook's work")
+    answer.context = None
+    answer.message = (
+        f"wheypoint {_label(given)}: stopped at its {seconds:g} s deadline while {answer.stage}; skipped: {skipped}"
+    )
+    answer.log.update(deadline=seconds, skipped=skipped, stage=answer.stage)
+    try:
+        _answer(harness, given, answer, started)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
 
 
 def _seen(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
