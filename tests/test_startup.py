@@ -29,7 +29,8 @@ HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib"
 _CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands", "wheypoint.model",
         "wheypoint.model.errors", "wheypoint.model.records", "wheypoint.model.replies"}  # fmt: skip
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
-            "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig"}  # fmt: skip
+            "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig",
+            "wheypoint.model.regular"}  # fmt: skip  # notes are read through the regular-file guard
 _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
           "wheypoint.store.sqlite.schema", "wheypoint.store.sql", "wheypoint.store.sqlparts"}  # fmt: skip
 _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.notes.escapes",

@@ -242,7 +242,8 @@ def import_bundle(ctx: Context, path: str, as_slug: str | None, notes: NoteOptio
             store.close()
     finally:
         handle.close()
-    note_paths = []
+    note_paths: list[str | None] = []
+    warnings: list[dict[str, Any]] = []
     if not notes.no_note:
         from wheypoint.app.checkpoint import write_note
 
@@ -251,12 +252,14 @@ def import_bundle(ctx: Context, path: str, as_slug: str | None, notes: NoteOptio
             for work_id in touched:
                 record = store.record(work_id)
                 if record is not None:
-                    note_paths.append(write_note(ctx, record, notes)[0])
+                    note_path, _, note_warnings = write_note(ctx, record, notes)
+                    note_paths.append(note_path)
+                    warnings += [w.as_json() for w in note_warnings]
         finally:
             store.close()
     return {"bundle_digest": origin.bundle_digest, "works": state["works"], "written": written,
             "already_present": state["present"] + replayed, "imported_works": touched,
-            "note_paths": note_paths}  # fmt: skip
+            "note_paths": note_paths, "warnings": warnings}  # fmt: skip
 
 
 def _writes(reader: _Reader, store: Store, claimed: str, origin: Any, as_slug: str | None, touched: list[str],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
-from wheypoint.app.workspace import Checkout, file_digest, find_checkout, inside
+from wheypoint.app.workspace import Checkout, file_digest, find_checkout
 from wheypoint.model.characters import first_hidden
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.intake import require_valid
@@ -122,35 +122,22 @@ def write_note(ctx: Context, record: dict[str, Any], options: NoteOptions) -> tu
     """(note path, durability, warnings): the note is derived, so failing to write it is a warning."""
     if options.no_note:
         return None, "canonical-local", []
-    from wheypoint.notes.files import ignore_temps, replace_note
+    from wheypoint.app.noteplace import put_note
+    from wheypoint.notes.files import ignore_temps
     from wheypoint.notes.render import render  # validate never renders: only a written checkpoint has a note
 
     path = note_path_for(ctx, record["slug"], options)
-    escaped = note_dir_escapes(ctx, path, options)
-    if escaped is not None:
-        return None, "canonical-local", [escaped]
+    checkout = ctx.checkout
     try:
-        kept = replace_note(path, render(record))
+        kept = put_note(path, render(record), checkout.toplevel if checkout else ctx.cwd)
+    except Refusal as refused:
+        return None, "canonical-local", [Problem(refused.code, path, refused.message)]
     except OSError as exc:
         return None, "canonical-local", [Problem("note-unwritable", path, f"the note was not written: {exc}")]
     durability = note_durability(ctx, path)
     if durability == "repo-snapshot":
         ignore_temps(os.path.dirname(path))
     return path, durability, [hand_edit_kept(kept)] if kept else []
-
-
-def note_dir_escapes(ctx: Context, path: str, options: NoteOptions) -> Problem | None:
-    """The warning when the default note folder resolves outside its checkout, where the note is not written.
-
-    A cloned repository may hold `.cheese` or `.cheese/notes` as a symbolic link to anywhere on the machine;
-    following it would write where the person never asked. `--note-dir` names a folder on purpose and is followed.
-    """
-    checkout = ctx.checkout
-    if options.note_dir or checkout is None or inside(os.path.dirname(path), checkout.toplevel):
-        return None
-    real = os.path.realpath(os.path.dirname(path))
-    why = f"the note folder resolves to {real}, outside the checkout (a symbolic link?); the note was not written"
-    return Problem("note-outside-checkout", path, why + " there: pass --note-dir to choose a folder")
 
 
 def note_durability(ctx: Context, path: str) -> str:

@@ -118,7 +118,8 @@ def _row_problem(work_id: str, slug: str, rows: list[tuple[str, int, str | None,
 def check_notes(ctx: Context, fix: bool, problems: list[dict[str, Any]], fixed: list[dict[str, Any]]) -> dict[str, Any]:
     """This checkout's notes: current, stale, hand-edited, missing, and writers' temporaries (see the docstring)."""
     from wheypoint.app.context import place_of
-    from wheypoint.notes.files import NOTES_SUBDIR, note_bytes, replace_note, shows, stray_temps, sweep_temps
+    from wheypoint.app.noteplace import put_note
+    from wheypoint.notes.files import NOTES_SUBDIR, note_bytes, shows, stray_temps, sweep_temps
     from wheypoint.notes.render import carries_own_digest, render
 
     checkout = ctx.checkout
@@ -165,7 +166,13 @@ def check_notes(ctx: Context, fix: bool, problems: list[dict[str, Any]], fixed: 
                                         "--write-note` writes it again and keeps the edit beside it", path=path,
                                         work_id=work_id))  # fmt: skip
             elif fix:
-                replace_note(path, expected)
+                try:
+                    put_note(path, expected, checkout.toplevel)
+                except (Refusal, OSError) as exc:
+                    why = exc.message if isinstance(exc, Refusal) else exc.strerror or str(exc)
+                    problems.append(finding("note-unwritable", f"{path} was not rendered again: {why}", path=path,
+                                            work_id=work_id))  # fmt: skip
+                    continue
                 counts["current"] += 1
                 fixed.append({"action": "rendered-note", "path": path, "revision": record["revision_number"]})
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for, place_of
 from wheypoint.model.errors import Refusal
-from wheypoint.notes.files import note_state, replace_note
+from wheypoint.notes.files import note_state
 from wheypoint.notes.render import render
 
 TYPE_CHECKING = False
@@ -26,13 +26,21 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
         pointing = backlinks(store, work)
     finally:
         store.close()
-    path = note_path_for(ctx, record["slug"], notes) if notes.note_dir else place_of(ctx, work).note_path
+    here = ctx.checkout
+    base = here.toplevel if here else ctx.cwd
+    if notes.note_dir:
+        path = note_path_for(ctx, record["slug"], notes)
+    else:
+        place = place_of(ctx, work)
+        path, base = place.note_path, place.checkout_path or base
     expected = None if revision_id is not None else render(record)
     state = "not-head" if expected is None else note_state(path, expected)
     kept = None
     if repair_note and expected is not None and state in ("stale", "missing"):
+        from wheypoint.app.noteplace import put_note
+
         try:
-            kept = replace_note(path, expected)
+            kept = put_note(path, expected, base)
         except OSError as exc:  # the same refusal checkpoint gives as a warning: the store is untouched
             raise Refusal("note-unwritable", f"the note was not written to {path}: {exc.strerror or exc}",
                           details={"note_path": path}) from None  # fmt: skip

@@ -2,7 +2,7 @@
 
 A tool is one command (or one action of a command, as `handoff_render`) of the table `cli` hands the
 server. Its input schema is built from the command's own declaration: each positional argument is a
-required string, each option a property named by its parameter name (`--note-dir` is `note_dir`): a switch
+required string, each option a property named by its parameter name (`--write-note` is `write_note`): a switch
 is a boolean, a repeatable option an array of strings, any other option a string. `checkpoint` and
 `validate` take an `intent` object instead of `<target>`, whose schema is the contract's own
 (`wheypoint schema checkpoint-intent`), and send it to the command as standard input. Output options
@@ -91,7 +91,10 @@ EXPOSED: tuple[Exposed, ...] = (
                         "`problems` say why when something is wrong (read only: `wheypoint doctor --fix` in a shell "
                         "does the safe repairs)"),
 )  # fmt: skip
-HIDDEN_OPTIONS = frozenset({"--format", "--json", "--text", "--intent"})
+# Output options are not offered (MCP always gets the JSON reply), nor `--note-dir`: a model must not choose the
+# folder a file goes to (a harness's commands folder would take `<slug>.md` as a slash command), so over MCP a
+# note goes only to the checkout's own note folder.
+HIDDEN_OPTIONS = frozenset({"--format", "--json", "--text", "--intent", "--note-dir"})
 INTENT_CONTRACT = "checkpoint-intent"
 
 

@@ -152,6 +152,15 @@ def ignore_temps(folder: str) -> None:
         handle.write(IGNORE_TEXT)
 
 
+def read_regular(path: str, limit: int = MAX_NOTE_BYTES) -> bytes:
+    """At most `limit` bytes and one more of a regular file; anything else (a FIFO, a device, a folder) raises
+    OSError at once (model/regular.py: opened without blocking, looked at before a byte is read)."""
+    from wheypoint.model.regular import open_regular
+
+    with open_regular(path) as handle:
+        return handle.read(limit + 1)
+
+
 def note_bytes(path: str) -> bytes | None:
     """A note's bytes (at most 1 MiB and a byte), or None when there is no file; other failures raise OSError.
 
@@ -159,8 +168,7 @@ def note_bytes(path: str) -> bytes | None:
     note current, or a current one stale.
     """
     try:
-        with open(path, "rb") as handle:
-            return handle.read(MAX_NOTE_BYTES + 1)
+        return read_regular(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
 
@@ -213,8 +221,7 @@ def _free_name(base: str) -> str:
 def read_note(path: str) -> str:
     """A note's text (at most 1 MiB and a byte are read), refused with a code when it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(MAX_NOTE_BYTES + 1).decode("utf-8", errors="replace")
+        return read_regular(path).decode("utf-8", errors="replace")
     except FileNotFoundError:
         raise Refusal("note-missing", f"no note at {path}") from None
     except IsADirectoryError:
