@@ -527,3 +527,43 @@ def test_every_opencode_process_of_a_session_gets_the_packet_from_the_real_hook(
     events = [(e["event"], e.get("source")) for e in log]
     assert events == [("PreCompact", None), *[("SessionStart", "resume")] * 3]
     assert not [e for e in log if "error" in e or "refused" in e or not e.get("chars")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"model": "opus", "model": "sonnet"}\n',  # one value would be lost on the way back
+        b'{"hooks": {}, "limits": {"x": NaN}}\n',  # not JSON: written back it breaks every strict reader
+        b'{"limits": [Infinity, -Infinity]}\n',
+    ],
+)
+def test_settings_that_strict_json_refuses_are_left_byte_for_byte(scratch: Scratch, text: bytes) -> None:
+    settings = scratch.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(text)
+    for action in ("install", "uninstall"):
+        done = scratch.run("hooks", action, "--harness", "claude-code")
+        assert done.code == 1 and done.json["error"]["code"] == "settings-unreadable", done.stdout
+    assert settings.read_bytes() == text
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]
+
+
+@pytest.mark.parametrize("dangling", ["file", "folder"])
+def test_a_settings_link_to_nothing_is_refused_and_nothing_is_made(scratch: Scratch, dangling: str) -> None:
+    target = scratch.root / "gone" / "deeper"
+    if dangling == "file":
+        (scratch.home / ".claude").mkdir()
+        (scratch.home / ".claude" / "settings.json").symlink_to(target / "settings.json")
+    else:
+        (scratch.home / ".claude").symlink_to(target, target_is_directory=True)
+    done = scratch.run("hooks", "install", "--harness", "claude-code")
+    assert done.code == 1 and done.json["error"]["code"] == "settings-unexpected", done.stdout
+    assert "does not exist" in done.json["error"]["message"]
+    assert not (scratch.root / "gone").exists()
+
+
+def test_a_fifo_as_settings_is_refused_without_blocking(scratch: Scratch) -> None:
+    (scratch.home / ".claude").mkdir()
+    os.mkfifo(scratch.home / ".claude" / "settings.json")
+    done = scratch.run("hooks", "install", "--harness", "claude-code")  # the runner's timeout fails a hang
+    assert done.code == 1 and done.json["error"]["code"] == "settings-unreadable", done.stdout

@@ -152,29 +152,52 @@ class Settings:
 
 
 def read_settings(path: str) -> Settings:
-    """The settings at `path` (an empty object when there is no file); refused when it is not a JSON object."""
+    """The settings at `path` (an empty object when there is no file); refused, and left as it is, when it is not
+    one JSON object as strict JSON reads it: a key given twice (one value would be lost), `NaN` or `Infinity`
+    (not JSON: written back they break every other reader), a link to nothing (writing through it would make its
+    missing target's folders), or not a regular file."""
+    from wheypoint.model.intake import strict_loads
+    from wheypoint.notes.files import read_regular
+
+    def refused(code: str, why: str) -> Refusal:
+        return Refusal(code, f"{path} {why}; it was left as it is", details={"path": path})
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SETTINGS_BYTES + 1)
+        raw = read_regular(path, MAX_SETTINGS_BYTES)
     except FileNotFoundError:
+        dangling = _dangling_link(path)
+        if dangling is not None:
+            what = "is" if dangling == os.path.abspath(path) else f"lies in {dangling}, which is"
+            raise refused("settings-unexpected", f"{what} a symbolic link to {os.readlink(dangling)}, which does not "
+                          "exist (writing through it would make its folders)") from None  # fmt: skip
         return Settings(path, {}, None)
     except OSError as exc:
-        raise Refusal("settings-unreadable", f"cannot read {path}: {exc.strerror or exc}; it was left as it is",
-                      details={"path": path}) from None  # fmt: skip
+        raise refused("settings-unreadable", f"cannot be read: {exc.strerror or exc}") from None
     if len(raw) > MAX_SETTINGS_BYTES:
-        raise Refusal("settings-unreadable", f"{path} is over {MAX_SETTINGS_BYTES} bytes; it was left as it is",
-                      details={"path": path})  # fmt: skip
+        raise refused("settings-unreadable", f"is over {MAX_SETTINGS_BYTES} bytes")
     try:
         text = raw.decode("utf-8-sig")
-        data = json.loads(text) if text.strip() else {}
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise Refusal("settings-unreadable",
-                      f"{path} is not valid JSON ({exc}); fix or move it, then run this again: it was left as it is",
-                      details={"path": path}) from None  # fmt: skip
+        data = strict_loads(text) if text.strip() else {}
+    except (UnicodeDecodeError, ValueError, RecursionError, Refusal) as exc:
+        why = exc.message if isinstance(exc, Refusal) else exc
+        raise refused(
+            "settings-unreadable", f"is not valid JSON ({why}); fix or move it, then run this again"
+        ) from None
     if not isinstance(data, dict):
-        raise Refusal("settings-unexpected", f"{path} holds a JSON {type(data).__name__}, not an object; left as it is",
-                      details={"path": path})  # fmt: skip
+        raise refused("settings-unexpected", f"holds a JSON {type(data).__name__}, not an object")
     return Settings(path, data, text)
+
+
+def _dangling_link(path: str) -> str | None:
+    """The first of `path` and its folders that is a symbolic link to nothing, if any."""
+    here = os.path.abspath(path)
+    while True:
+        if os.path.islink(here) and not os.path.exists(here):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
 
 
 def detect_indent(text: str) -> int | str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from wheypoint.app.sessions import hooks_folder, load_state, state_path
 from wheypoint.notes.files import write_atomic
@@ -43,12 +44,37 @@ def seen(state: dict[str, Any], session: str, now: float) -> bool:
     return True
 
 
+# What a harness sends as a session id (a UUID; OpenCode's `ses_` and 26 letters and digits), after the
+# `harness:` the state keys it by, or a payload word such as `source`'s `compact`: text the credential scan
+# never flags, kept without loading the scan (its first use costs tens of milliseconds on every hook).
+_PLAIN = re.compile(
+    r"(?:[a-z-]{1,16}:)?(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|ses_[0-9A-Za-z]{26}"
+    r"|[a-z_]{0,16})"
+)
+
+
+def payload_text(value: Any) -> Any:
+    """A payload's string as the state and the log may keep it: scrubbed of credentials like every reply (a
+    session id or a `source` is the harness's to send, and a hostile one must not land in a file verbatim)."""
+    if not isinstance(value, str) or _PLAIN.fullmatch(value):
+        return value
+    from wheypoint.model.replies import scrub_text
+
+    return scrub_text(value)
+
+
 def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> None:
     """Write the project's state atomically, readable by this user only (it names sessions and works), in folders
-    made the same way when a hook runs before any store exists."""
+    made the same way when a hook runs before any store exists. Session keys are payload text: scrubbed."""
     path = state_path(environ, project)
     make_private_folders(os.path.dirname(path))
-    write_atomic(path, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n", mode=0o600)
+    kept = dict(state)
+    if isinstance(kept.get("sessions"), dict):
+        kept["sessions"] = {payload_text(key): facts for key, facts in kept["sessions"].items()}
+    pending = kept.get("pending")
+    if isinstance(pending, dict) and isinstance(pending.get("delivered_to"), list):
+        kept["pending"] = {**pending, "delivered_to": [payload_text(s) for s in pending["delivered_to"]]}
+    write_atomic(path, json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n", mode=0o600)
 
 
 def session_state(state: dict[str, Any], session: str) -> dict[str, Any]:
@@ -80,11 +106,16 @@ def undelivered(state: Mapping[str, Any], session: str) -> dict[str, Any] | None
     return None
 
 
+PAYLOAD_FIELDS = ("source", "session", "trigger")  # log fields copied from a payload as the harness sent them
+
+
 def log(environ: Mapping[str, str], entry: Mapping[str, Any]) -> None:
-    """Append one JSON line to the hook log; a log that cannot be written is not worth failing a hook for."""
+    """Append one JSON line to the hook log; a log that cannot be written is not worth failing a hook for.
+    The fields a payload gave (PAYLOAD_FIELDS) are scrubbed as payload text; the rest is the hooks' own."""
     from wheypoint.model.replies import document_text
 
     path = os.path.join(hooks_folder(environ), "hook.log")
+    entry = {key: payload_text(value) if key in PAYLOAD_FIELDS else value for key, value in entry.items()}
     try:
         make_private_folders(os.path.dirname(path))
         if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:

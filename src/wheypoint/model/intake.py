@@ -31,6 +31,13 @@ def _no_constants(name: str) -> Any:
     raise Refusal("invalid-json", f"{name} is not JSON")
 
 
+def strict_loads(text: str) -> Any:
+    """JSON as RFC 8259 reads it: a key given twice (`duplicate-key`) and `NaN`, `Infinity`, `-Infinity`
+    (`invalid-json`) are refused where Python's reader would keep one value or a float that is not JSON.
+    Malformed text raises ValueError, and nesting past the interpreter's limit RecursionError, as json.loads does."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+
+
 def _canonical_int(what: str) -> Callable[[str], int]:
     """An integer reader that refuses what canonical JSON cannot hold, before Python converts a huge one."""
 
