@@ -2,11 +2,15 @@
 
 The long run of tests/test_fuzz_replies.py, with the same generator (tests/fuzzcases.py): intents (JSON on stdin
 or `--intent FILE` for validate and checkpoint), command lines of every command of the table, bundles for
-`import`, hook payloads and lines for `wheypoint hook`, and MCP tool arguments, all seeded mutations of valid
-input. Each case runs in this process through the command line's own dispatch (`cli.main.answer`), its stdout
-checked to be UTF-8 holding exactly one JSON object, `ok: true` or a coded error that is not `internal-error`
-(a hook: its harness's JSON and exit 0, and no error in the hook's log). A sample also runs as real processes,
-which see what the in-process run cannot: the stdout encoding, a traceback on stderr.
+`import`, hook payloads and lines for `wheypoint hook`, MCP tool arguments, MCP sessions of many lines (deep,
+huge, binary, not requests, unknown methods and tools, credentials as names) through the server's own loop, and
+paths that are no regular file (devices, a FIFO with no writer, a folder, a socket) wherever a file is read, all
+seeded mutations of valid input. Each case runs in this process through the command line's own dispatch
+(`cli.main.answer`), its stdout checked to be UTF-8 holding exactly one JSON object, `ok: true` or a coded error
+that is not `internal-error` (a hook: its harness's JSON and exit 0, and no error in the hook's log; an MCP
+session: every reply a JSON-RPC object, no -32603, no credential in a reply or the server's log, its closing
+ping answered; a file case: answered within fuzzcases.SLOW seconds). A sample also runs as real processes, which
+see what the in-process run cannot: the stdout encoding, a traceback on stderr.
 
     python3 bench/fuzz_bench.py [--seed 1] [--cases 100000] [--processes 300]
 
@@ -50,7 +54,7 @@ def _processes(world: fuzzcases.World, seed: int, count: int) -> fuzzcases.Tally
     for case in fuzzcases.cases(seed, count * 3, world):
         if picked == count:
             break
-        if case.surface == "mcp":
+        if case.surface in ("mcp", "mcp-session") or case.tool is not None:
             continue
         argv = [str(stdin_file) if arg == "@stdin-file" else arg for arg in case.argv]
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,10 @@ from typing import Any
 FAKE_TOKEN = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
 SLUG_TOKEN = "glpat-" + "k3x9" * 5  # a credential that is also a well-formed slug
 
-SURFACES = ("intent", "argv", "bundle", "hook", "mcp")
+# mcp: one tool call's arguments; mcp-session: many lines of JSON-RPC through the server's own loop; files: a device,
+# a FIFO, a folder or a socket where any surface names a file it reads.
+SURFACES = ("intent", "argv", "bundle", "hook", "mcp", "mcp-session", "files")
+WEIGHTS = (4, 4, 1, 1, 1, 1, 1)
 # Commands left out of the argv surface: `demo` builds a scratch repository and `mcp` serves a protocol, and
 # neither answers with one document by design.
 SKIPPED_COMMANDS = {"demo", "mcp"}
@@ -266,6 +270,94 @@ def mcp_case(rng: random.Random, tools: dict[str, Any]) -> Case:
     return Case("mcp", [], tool=name, arguments=arguments)
 
 
+_NOT_REQUESTS = [
+    b"[]", b'{"jsonrpc":"2.0","id":1,"result":{}}', b'{"jsonrpc":"1.0","id":1,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', b'{"jsonrpc":"2.0","id":true,"method":"ping"}', b"null",
+    b"1e999", b'"' + FAKE_TOKEN.encode() + b'"', b"", b"   ", b"\r",
+]  # fmt: skip
+_NAMES = [FAKE_TOKEN, "api_key=" + FAKE_TOKEN, SLUG_TOKEN, "tools/" + FAKE_TOKEN]  # credentials as names
+
+
+def _rpc(rng: random.Random, ident: Any, method: Any, params: Any = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+    if params is not None or rng.random() < 0.1:
+        message["params"] = params
+    return _dump(rng, message)
+
+
+def _deep_line(rng: random.Random) -> bytes:
+    """A line nested deep: bare brackets, an unclosed object chain, or valid JSON deep inside a request's params."""
+    depth = rng.choice([60, 65, 200, 900, 1000, 3000, 20_000, 100_000])
+    roll = rng.random()
+    if roll < 0.3:
+        return rng.choice([b"[", b'{"a":', b"[{", b'{"params":']) * depth
+    inner = b"[" * depth + b"]" * depth if roll < 0.65 else b'{"a":' * depth + b"1" + b"}" * depth
+    where = rng.choice([b'"params":{"x":%s}', b'"params":{"name":"validate","arguments":{"intent":{"notes":%s}}}',
+                        b'"id":%s', b'"method":%s', b'"params":%s'])  # fmt: skip
+    return b'{"jsonrpc":"2.0","id":1,"method":"tools/call",' + where.replace(b"%s", inner) + b"}"
+
+
+def mcp_session_case(rng: random.Random, tools: dict[str, Any]) -> Case:
+    """A session of many lines, each hostile in its own way, ended by a ping the server must still answer."""
+    lines: list[bytes] = []
+    if rng.random() < 0.5:
+        lines.append(_rpc(rng, 0, "initialize", {"protocolVersion": rng.choice(["2025-06-18", "1999", FAKE_TOKEN])}))
+    for number in range(1, rng.randrange(2, 9)):
+        roll = rng.random()
+        if roll < 0.15:
+            lines.append(_deep_line(rng))
+        elif roll < 0.2:  # huge: a long string, a long key, many members
+            size = rng.choice([70_000, 70_000, 70_000, 300_000, 1_100_000])  # past a 64 KiB pipe buffer, or 1 MiB
+            params = {"name": "show", "arguments": {"work": "w" * size}}
+            lines.append(_rpc(rng, number, rng.choice(["tools/call", "ping", "x" * size]), params))
+        elif roll < 0.3:  # binary, or JSON cut and damaged
+            garbage = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b" ")
+            lines.append(garbage if rng.random() < 0.5 else _mutate_bytes(rng, _rpc(rng, number, "tools/list")))
+        elif roll < 0.45:  # unknown methods and tools, credentials in names, ids and params
+            name = rng.choice([*_NAMES, rng.choice(_STRINGS)])
+            lines.append(rng.choice([_rpc(rng, number, name), _rpc(rng, number, "tools/call", {"name": name}),
+                                     _rpc(rng, name, "ping"), _rpc(rng, None, name),
+                                     _dump(rng, {"jsonrpc": "2.0", "method": name}),  # a notification
+                                     _rpc(rng, number, "tools/list", {"cursor": name}),
+                                     _rpc(rng, number, "tools/call", {"name": "show", "arguments": {name: name}})],
+                                    ))  # fmt: skip
+        elif roll < 0.55:  # not requests: batches, responses, wrong versions, duplicate keys
+            lines.append(rng.choice([*_NOT_REQUESTS, b"[" + _rpc(rng, number, "ping") + b"]"]))
+        else:  # a tool call with fuzzed arguments, as the mcp surface sends them
+            call = mcp_case(rng, tools)
+            lines.append(_rpc(rng, number, "tools/call", {"name": call.tool, "arguments": call.arguments}))
+    lines.append(b'{"jsonrpc":"2.0","id":"last","method":"ping"}')
+    return Case("mcp-session", [], b"\n".join(lines) + b"\n")
+
+
+def file_case(rng: random.Random, world: World) -> Case:
+    """A path that is no regular file (endless, blocking, a folder, a socket) where a surface reads a file."""
+    path = rng.choice(world.specials)
+    roll = rng.random()
+    if roll < 0.3:
+        payload = {"session_id": rng.choice(["s1", "s2"]), "transcript_path": path, "cwd": str(world.repo),
+                   "trigger": rng.choice(["manual", "auto"]), "source": "startup", "prompt": "go"}  # fmt: skip
+        event = rng.choice(HOOK_EVENTS)
+        return Case("files", ["hook", event, "--harness", rng.choice(HOOK_HARNESSES)], _dump(rng, payload))
+    if roll < 0.75:
+        work = ["w", "--orientation", "o", "--next", "hold"]
+        argv = rng.choice([["turns", "--transcript", path], ["turns", "--transcript", path, "--harness", "codex"],
+                           ["snapshot", "--stream", "s", "--transcript", path],
+                           ["snapshot", "--stream", "s", "--summary-file", path],
+                           [rng.choice(["checkpoint", "validate"]), *work, "--notes-file", path],
+                           [rng.choice(["checkpoint", "validate"]), "--intent", path],
+                           [rng.choice(["checkpoint", "validate"]), path + ".json"],
+                           ["validate", *work, "--hook-payload", path], ["validate", *work, "--transcript", path],
+                           ["checkpoint", *work, "--compacted", path]])  # fmt: skip
+        return Case("files", argv)
+    tool, key = rng.choice([("turns", "transcript"), ("validate", "hook_payload"), ("validate", "transcript"),
+                            ("checkpoint", "transcript"), ("turns", "hook_payload")])  # fmt: skip
+    arguments: dict[str, Any] = {key: path}
+    if tool != "turns":
+        arguments["intent"] = {"slug": f"fuzz-{rng.randrange(10**6)}", "orientation": "o", "next": {"move": "hold"}}
+    return Case("files", [], tool=tool, arguments=arguments)
+
+
 def cases(seed: int, count: int, world: World) -> Iterator[Case]:
     """`count` cases spread over every surface, from `seed`."""
     from wheypoint.cli.commands import COMMANDS
@@ -275,7 +367,7 @@ def cases(seed: int, count: int, world: World) -> Iterator[Case]:
     commands = [command for command in COMMANDS if command.name not in SKIPPED_COMMANDS]
     item_flags = sorted({*ITEM_FLAGS, *MODIFIERS, *SCALARS})
     for _ in range(count):
-        surface = rng.choices(SURFACES, weights=(4, 4, 1, 1, 1))[0]
+        surface = rng.choices(SURFACES, weights=WEIGHTS)[0]
         if surface == "intent":
             yield intent_case(rng)
         elif surface == "argv":
@@ -284,8 +376,12 @@ def cases(seed: int, count: int, world: World) -> Iterator[Case]:
             yield bundle_case(rng, world.bundle)
         elif surface == "hook":
             yield hook_case(rng, str(world.transcript), str(world.repo))
-        else:
+        elif surface == "mcp":
             yield mcp_case(rng, world.tools)
+        elif surface == "mcp-session":
+            yield mcp_session_case(rng, world.tools)
+        else:
+            yield file_case(rng, world)
 
 
 @dataclass
@@ -298,6 +394,7 @@ class World:
     transcript: Path
     tools: dict[str, Any]
     stdin_file: Path
+    specials: list[str] = field(default_factory=list)  # paths that are no regular file (see file_case)
 
 
 def verdict(surface: str, argv: list[str], code: int, text: str) -> str | None:
@@ -372,7 +469,15 @@ def make_world(root: Path) -> World:
         code, text = answer(["export", "fuzz-work", "--out", str(root / "fuzz.bundle.json")])
         assert code == 0, text
     bundle = (root / "fuzz.bundle.json").read_bytes()
-    return World(root, repo, bundle, transcript, build_tools(COMMANDS), root / "stdin-file.json")
+    import socket
+
+    fifo, folder, sock = root / "no-writer.fifo", root / "a-folder", root / "a.sock"
+    os.mkfifo(fifo)
+    folder.mkdir()
+    with socket.socket(socket.AF_UNIX) as bound:  # the socket file stays after the socket closes
+        bound.bind(str(sock))
+    specials = ["/dev/zero", "/dev/urandom", "/dev/null", str(fifo), str(folder), str(sock)]
+    return World(root, repo, bundle, transcript, build_tools(COMMANDS), root / "stdin-file.json", specials)
 
 
 class enter:  # a context manager read as a phrase: `with enter(root, repo):`
@@ -411,6 +516,59 @@ class Tally:
                                   case.stdin[:300], why))  # fmt: skip
 
 
+SLOW = 5.0  # seconds: a file case taking longer read or waited on something it should have refused
+
+
+def session_verdict(data: bytes) -> str | None:
+    """Why an MCP session's replies break the contract, or None: every reply one JSON-RPC object, no -32603, no tool
+    answering internal-error, no credential in any reply or in what the server logged, and the last ping answered.
+
+    The session runs through the server's own loop (`serve`) over in-memory streams, as it runs over stdio."""
+    import contextlib
+    import io
+
+    from wheypoint.cli.commands import COMMANDS
+    from wheypoint.cli.main import answer
+    from wheypoint.mcp.server import serve
+
+    out, err = io.BytesIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            code = serve(COMMANDS, answer, (io.BytesIO(data), out))
+    except BaseException as exc:
+        return f"traceback: {type(exc).__name__}: {exc}"[:300]
+    if code != 0:
+        return f"serve ended with {code}"
+    said = []  # every reply but its id, which goes back as the client sent it (JSON-RPC): the client's, not the model's
+    last = None
+    for line in out.getvalue().splitlines():
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            return f"a reply is not JSON: {line[:120]!r}"
+        if not isinstance(reply, dict) or reply.get("jsonrpc") != "2.0":
+            return f"a reply is not a JSON-RPC object: {line[:120]!r}"
+        error = reply.get("error")
+        if isinstance(error, dict) and error.get("code") == -32603:
+            return "internal-error: -32603 " + str(error.get("message"))[:200]
+        structured = (reply.get("result") or {}).get("structuredContent") if isinstance(reply.get("result"), dict) \
+            else None  # fmt: skip
+        if isinstance(structured, dict) and (structured.get("error") or {}).get("code") == "internal-error":
+            return "internal-error: tool: " + str(structured["error"].get("message"))[:200]
+        last = reply
+        said.append(json.dumps({key: value for key, value in reply.items() if key != "id"}, ensure_ascii=False))
+    if not isinstance(last, dict) or last.get("id") != "last" or last.get("result") != {}:
+        return f"the closing ping was not answered last: {str(last)[:200]}"
+    from wheypoint.model.credentials import scan_text
+
+    for where, text in (("a reply", "\n".join(said)), ("the server's log", err.getvalue())):
+        hits = [hit for hit in scan_text(text) if set(text[hit.start : hit.end]) - {"*"}]
+        if hits:
+            context = text[max(hits[0].start - 80, 0) : hits[0].start + 12]
+            return f"{where} echoed a credential ({hits[0].rule}): ...{context}..."
+    return None
+
+
 def run_case(world: World, case: Case, tally: Tally) -> None:
     """Run one case in this process and judge its reply (the caller is inside `enter`)."""
     from wheypoint.cli.main import answer
@@ -429,8 +587,14 @@ def run_case(world: World, case: Case, tally: Tally) -> None:
 
     state.log = log  # type: ignore[assignment]
     store = os.environ.get("WHEYPOINT_STORE")
+    started = time.monotonic()
     try:
-        if case.surface == "mcp":
+        if case.surface == "mcp-session":
+            why = session_verdict(case.stdin)
+            if why is not None:
+                tally.fail(tally.internal if why.startswith("internal-error") else tally.broken, case, why)
+            return
+        if case.tool is not None:
             from wheypoint.mcp.tools import call
 
             result = call(world.tools[str(case.tool)], case.arguments, answer)
@@ -445,6 +609,8 @@ def run_case(world: World, case: Case, tally: Tally) -> None:
         if os.environ.get("WHEYPOINT_STORE") != store:  # never, since --store is not generated; kept honest
             os.environ.pop("WHEYPOINT_STORE", None)
     why = verdict(case.surface, argv, code, text)
+    if why is None and case.surface == "files" and time.monotonic() - started > SLOW:
+        why = f"took {time.monotonic() - started:.1f} s on a path that is no regular file"
     if why is None and any(hook_errors):
         why = "internal-error: hook: " + str(next(e for e in hook_errors if e))[:200]
     if why is None:

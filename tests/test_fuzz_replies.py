@@ -3,7 +3,8 @@
 The causes each have a test of their own (real processes, both runtimes): lone surrogates in a JSON key or
 value, undecodable bytes in an argument, integers past canonical JSON's range, a full disk while committing, a
 store missing a table. Then every refusal path found echoing its input is sent a fake credential. Last, a seeded
-fuzz over every front door (intents, command lines, bundles, hook payloads, MCP arguments), in this process
+fuzz over every front door (intents, command lines, bundles, hook payloads, MCP arguments, MCP sessions of many
+lines, paths that are no regular file wherever a file is read), in this process
 through the command line's own dispatch, and a sample of it as real processes; bench/fuzz_bench.py is the
 long run of the same cases.
 """

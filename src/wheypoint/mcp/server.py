@@ -13,11 +13,12 @@ never answered. A message that is a response (`result` or `error`, no `method`) 
 requests. End of input ends the server, exit 0. Any line is answered and the next one read: whatever a line
 raises, even past every check (a RecursionError, a MemoryError), becomes a -32603 reply, never the end.
 
-Every reply, an error or a tool's result, passes `model.replies.scrub`, the one scrub the command line's replies pass:
-an error that quotes what the client sent (a method, a tool name, a parse error's text) never gives back a
+Every reply, an error or a tool's result, passes `model.replies.scrub`, the one scrub the command line's replies
+pass: an error that quotes what the client sent (a method, a tool name, a parse error's text) never gives back a
 credential in it, nor does a tool's answer (its text is written again from the scrubbed answer when the scrub
-changed anything). Only the results of OWN_TEXT's methods, wholly the server's own text, are sent as they are.
-What a reply quotes of the input is cut to its first EXCERPT characters.
+changed anything). The `id` alone goes back as it came, as JSON-RPC requires: the client chose it, not the model.
+Only the results of OWN_TEXT's methods, wholly the server's own text, are sent as they are. What a reply quotes
+of the input is cut to its first EXCERPT characters.
 
 The protocol's two descriptors are moved aside before anything runs, so that nothing else can write on
 the protocol's standard output or read its standard input: file descriptor 1 then points at standard
@@ -117,8 +118,10 @@ class Server:
             return None
         if reply.pop(_OWN, False):  # a result wholly of the server's own text: nothing to scrub
             return reply
-        scrubbed: dict[str, Any] = _scrubbed(reply)
-        return scrubbed
+        # All but the id, which goes back as it came: the client matches replies to requests by it (JSON-RPC), and
+        # it is the client's own choice, never the model's.
+        scrubbed: dict[str, Any] = _scrubbed({key: value for key, value in reply.items() if key != "id"})
+        return {"jsonrpc": "2.0", "id": reply.get("id"), **scrubbed}
 
     def _reply(self, line: bytes) -> dict[str, Any] | None:
         duplicates: list[str] = []
