@@ -143,6 +143,27 @@ def test_an_mcp_tool_given_no_regular_file_answers_and_the_server_goes_on(place:
     assert replies[2]["result"]["tools"]
 
 
+def test_whatever_a_line_raises_past_every_check_is_answered_and_the_loop_goes_on() -> None:
+    """The class, not the example: any exception under a request (here a RecursionError and a MemoryError from the
+    command a tool runs) is a -32603 reply with the request's id, and the next line is served."""
+    import io
+
+    from wheypoint.cli.commands import COMMANDS
+    from wheypoint.mcp.server import serve
+
+    raised = iter([RecursionError("maximum recursion depth exceeded"), MemoryError()])
+
+    def runner(argv: list[str], stdin: bytes) -> tuple[int, str]:
+        raise next(raised)
+
+    call = {"name": "schema", "arguments": {"name": "checkpoint-intent"}}
+    lines = [_request(1, "tools/call", call), _request(2, "tools/call", call), _request(3, "ping")]
+    out = io.BytesIO()
+    assert serve(COMMANDS, runner, (io.BytesIO(b"\n".join(lines) + b"\n"), out)) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["id"], r.get("error", {}).get("code")) for r in replies] == [(1, -32603), (2, -32603), (3, None)]
+
+
 # ------------------------------------------------------------------------- files: only regular ones, never blocking
 
 

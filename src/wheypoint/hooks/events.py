@@ -158,9 +158,13 @@ def _arm(seconds: float, expire: Callable[[float], None]) -> Callable[[], None]:
     """Call `expire(seconds)` when `seconds` pass (it ends the process); the function returned disarms the watch.
 
     A SIGALRM timer: it interrupts a read that waits (a FIFO, a pipe, a lock's sleep) as it does any bytecode.
-    Where there is none, or off the main thread (a hook run in process by a test), there is no watch."""
-    import signal
+    Where there is none, or off the main thread (a hook run in process by a test), there is no watch.
 
+    `_signal` is the C module the interpreter loads at start-up, which `signal` only wraps in enums: taken as it is,
+    arming and disarming cost some 20 microseconds, where importing `signal` costs a millisecond."""
+    signal: Any = sys.modules.get("_signal")
+    if signal is None:
+        import signal
     if not hasattr(signal, "setitimer"):
         return lambda: None
 
