@@ -144,3 +144,25 @@ def test_a_derived_slug_never_names_a_device(wp: Runner, repo: Path) -> None:
     done = wp("checkpoint", "-", stdin=json.dumps(intent), cwd=repo)
     assert done.code == 0 and done.json["slug"] == "con-work", done.stdout
     assert parse_note(Path(done.json["note_path"]).read_bytes()).problems == []
+
+
+def test_a_setext_underline_or_raw_html_given_on_the_command_line_stays_text(wp: Runner, repo: Path) -> None:
+    # The finding: `--notes $'Identifiers\n-'` gave the note a second `## Identifiers` on every CommonMark viewer,
+    # and `<img src=x onerror=...>` in a field reached the HTML of any renderer that does not sanitise.
+    from test_note_forging import commonmark, inline_tokens
+
+    html = "<img src=x onerror=alert(1)>"
+    done = wp("checkpoint", "hostile", "--orientation", f"Handling {html} text.", "--next", "hold",
+              "--notes", f"Identifiers\n-\n{html}\n<script>x</script>", "--decision", f"Keep {html}\n===",
+              "--rationale", "<!-- hidden", cwd=repo)  # fmt: skip
+    assert done.code == 0, done.stdout
+    note = Path(done.json["note_path"]).read_text(encoding="utf-8")
+    tokens, _ = commonmark(note)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == ["Wheypoint handoff", "Decisions", "Notes", "Identifiers"]
+    assert not [t for t in [*tokens, *inline_tokens(tokens)] if t.type in ("html_block", "html_inline")]
+    assert parse_note(note).orientation == f"Handling {html} text."
+    shown = wp("show", "hostile", cwd=repo).json
+    assert shown["note"]["state"] == "current" and shown["record"]["orientation"] == f"Handling {html} text."
+    linted = wp("lint", done.json["note_path"], cwd=repo)
+    assert linted.code == 0 and linted.json["clean"], linted.stdout

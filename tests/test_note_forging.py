@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, missing
 from wheypoint.model.characters import LINE_TERMINATORS, first_hidden
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import require_valid
@@ -18,7 +18,12 @@ from wheypoint.model.kernel import Provenance, apply
 from wheypoint.notes.escapes import escape, unescape, verbatim_blocks
 from wheypoint.notes.lint import clean, lint_note
 from wheypoint.notes.parse import parse_note
-from wheypoint.notes.render import carries_own_digest, next_value, render
+from wheypoint.notes.render import TITLE, carries_own_digest, next_value, render
+
+try:  # the CommonMark oracle: a test dependency (pyproject's dev list), never a runtime one
+    from markdown_it import MarkdownIt
+except ImportError:  # pragma: no cover - CI installs it
+    MarkdownIt = None
 
 BREAKS = ["\n", "\r", "\r\n", *LINE_TERMINATORS]
 BIDI = [*map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)), "\u200e", "\u200f", "\u061c"]
@@ -27,7 +32,14 @@ MARKDOWN = ["## Identifiers", "# Wheypoint handoff", "status: ok", "next: done",
             "<script>", "---", "===", "> q", "- item", "1. one", "  note_digest: sha256:0", "wheypoint:", "\\",
             "\u27eaU+0041\u27eb", "\u27ea", "\t", " ", "a: b", "\x1b[31m", "\x00",
             "\U0001f468\u200d\U0001f469"]  # fmt: skip
-piece = st.one_of(st.text(max_size=5), st.sampled_from(BREAKS + BIDI + ZERO_WIDTH + MARKDOWN))
+# What CommonMark reads as a block or as raw HTML: setext underlines of any length with up to three spaces before
+# and white space after, thematic breaks, fences, container markers, link reference definitions, every HTML form.
+COMMONMARK = ["-", "--", "=", "==", " -", "   ===  ", "-\t", "***", "___", "* * *", "- - -", "~~~", "  ~~~",
+              "> # h", "- # h", "1. ```", "> ```", "`", "``", "[x]: /u", "[x]:", "\n[y]: <z>", "* ", "+ ", "1) ",
+              "<img src=x onerror=alert(1)>", "<script>", "</div>", "<a href=javascript:alert(1)>", "x</a>", "<?php",
+              "?>", "<![CDATA[", "]]>", "<!DOCTYPE html>", "<!-- c -->", "<javascript:alert(1)>", "<b>", "<br/>",
+              "<div>", "<pre>", "\\<b>", "#", "## Identifiers\n-"]  # fmt: skip
+piece = st.one_of(st.text(max_size=5), st.sampled_from(BREAKS + BIDI + ZERO_WIDTH + MARKDOWN + COMMONMARK))
 hostile = st.lists(piece, max_size=8).map("".join)
 # What intake may answer about a one-line field; multi-line and verbatim text is never refused for its shape.
 ONE_LINE_CODES = {"single-line-field", "hidden-character", "orientation-shape", "control-character"}
@@ -62,6 +74,20 @@ def intent_for(texts: dict[str, str], listed: bool) -> dict[str, Any]:
         "questions": [{"text": "Go " + texts["text"], "gates": True, "rationale": texts["rationale"]}],
         "notes": texts["notes"],
         "working_context": ["ctx " + texts["context"]],
+        "decision_dossier": [
+            {
+                "fork": "Pick " + texts["text"],
+                "prior_leaning": "Lean " + texts["rationale"],
+                "options": [
+                    {
+                        "option": "A " + texts["rationale"],
+                        "evidence": ["e " + texts["context"]],
+                        "breaks": "Breaks " + texts["notes"],
+                    },
+                    {"option": "B"},
+                ],
+            }
+        ],
     }
 
 
@@ -69,7 +95,11 @@ def intent_for(texts: dict[str, str], listed: bool) -> dict[str, Any]:
 FIELDS = {"$.orientation": "orientation", "$.next.artifact": "arg", "$.next.items[0].arg": "arg",
           "$.decisions[0].text": "text", "$.directives[0].text": "text", "$.questions[0].text": "text",
           "$.decisions[0].rationale": "rationale", "$.questions[0].rationale": "rationale",
-          "$.directives[0].quote": "quote", "$.notes": "notes", "$.working_context[0]": "context"}  # fmt: skip
+          "$.directives[0].quote": "quote", "$.notes": "notes", "$.working_context[0]": "context",
+          "$.decision_dossier[0].fork": "text", "$.decision_dossier[0].prior_leaning": "rationale",
+          "$.decision_dossier[0].options[0].option": "rationale",
+          "$.decision_dossier[0].options[0].evidence[0]": "context",
+          "$.decision_dossier[0].options[0].breaks": "notes"}  # fmt: skip
 MULTI_LINE = {"text", "rationale", "quote", "notes"}
 # What intake may answer about any generated text: it is empty or blank, or holds a control character.
 EMPTY_CODES = {"control-character", "too-short", "gate-needs-rationale", "artifact-required"}
@@ -90,6 +120,44 @@ def valid_intent(texts: dict[str, str], listed: bool) -> dict[str, Any]:
         assert problem.code in allowed, problem
         plain[field] = "plain"
     return require_valid(intent_for(plain, listed))
+
+
+def commonmark(note: str) -> tuple[list[Any], dict[str, Any]]:
+    """The note as CommonMark reads it (markdown-it-py, CommonMark mode): its block tokens and its references."""
+    if MarkdownIt is None:
+        missing("markdown-it-py is not installed (pip install -e '.[dev]'): the CommonMark oracle cannot run")
+    env: dict[str, Any] = {}
+    return MarkdownIt("commonmark").parse(note, env), env
+
+
+def inline_tokens(tokens: list[Any]) -> list[Any]:
+    return [child for token in tokens for child in (token.children or [])]
+
+
+def assert_commonmark_reads_only_the_renderers_structure(
+    note: str, sections: list[str], forks: int, verbatim: int = 2
+) -> None:
+    """Headings, fences, HTML, rules and link definitions exactly as the renderer writes them, whatever the fields.
+
+    The renderer writes the title, one level-two heading per section, one level-three heading per dossier fork (its
+    text as written on its `### ` line), one fenced `text` block per verbatim text, and no HTML, rule or link
+    reference definition: every other such token would come from a field.
+    """
+    tokens, env = commonmark(note)
+    lines = note.split("\n")
+    headings = [(t.tag, tokens[i + 1].content) for i, t in enumerate(tokens) if t.type == "heading_open"]
+    written = [("h1", TITLE[2:]), *(("h2", s) for s in sections)]
+    level3 = [h for h in headings if h[0] == "h3"]
+    assert [h for h in headings if h[0] != "h3"] == written, headings
+    assert len(level3) == forks, headings
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h3":
+            assert token.markup == "###" and lines[token.map[0]] == f"### {tokens[i + 1].content}", token.map
+    html = [t.content for t in [*tokens, *inline_tokens(tokens)] if t.type in ("html_block", "html_inline")]
+    assert html == [], html
+    assert [t.info for t in tokens if t.type == "fence"] == ["text"] * verbatim
+    assert [t.type for t in tokens if t.type == "hr"] == []
+    assert env.get("references", {}) == {}, env["references"]
 
 
 # 400 examples in CI (a few seconds); bench/forging_fuzz.py runs the same property with many more.
@@ -137,13 +205,16 @@ def test_no_text_can_forge_the_note(texts: dict[str, str], meat: str, listed: bo
                                      {"skill": "culture", "arg": "x"}]  # fmt: skip
     assert parsed.wheypoint is not None and parsed.wheypoint["revision_id"] == record["revision_id"]
     sections = ["Gates", "Decisions", "Directives", "Meat", *(["Notes"] if record["notes"] else []), "Context",
-                "Identifiers"]  # fmt: skip
+                "Decision dossier", "Identifiers"]  # fmt: skip
     assert parsed.sections == sections
     assert clean(lint_note(note, record)), lint_note(note, record)
     assert carries_own_digest(note)
 
     # The verbatim text comes back byte for byte: the quote, then the meat.
     assert list(verbatim_blocks(note)) == [intent["directives"][0]["quote"], meat]
+
+    # CommonMark itself (any viewer: GitHub, an editor's preview) reads the same headings and no HTML.
+    assert_commonmark_reads_only_the_renderers_structure(note, sections, forks=1)
 
 
 @given(st.text())
@@ -206,3 +277,106 @@ def test_an_artifact_named_none_is_refused_since_notes_read_it_as_no_artifact() 
         assert [(p.code, p.path) for p in refused.problems] == [("bad-value", "$.next.artifact")]
     else:
         raise AssertionError("an artifact `none` was accepted")
+
+
+def plain_texts(**given: str) -> dict[str, str]:
+    texts = {"orientation": "x", "arg": "specs/a.md", "text": "Keep it.", "rationale": "why", "quote": "q",
+             "notes": "", "context": "c"}  # fmt: skip
+    return {**texts, **given}
+
+
+def note_of(intent: dict[str, Any], meat: str | None = None, turn: str = "t1") -> tuple[dict[str, Any], str]:
+    item = {"turn": turn, "type": "constraint", "weight": 2, "kind": "prompt", "timestamp": None, "text": meat,
+            "harness": "codex", "session_id": "s1"}  # fmt: skip
+    prov = Provenance(project_key="shop", captured_at="2026-12-01T10:00:00Z", meat=() if meat is None else (item,))
+    record = apply(None, require_valid(intent), prov).record
+    return record, render(record)
+
+
+def test_a_setext_underline_in_any_multi_line_field_makes_no_heading() -> None:
+    # The finding: `--notes $'Identifiers\n-'` gave the note a second `## Identifiers` under CommonMark.
+    for underline in ("-", "--", "=", "  ===  ", "   -\t", "- - -", "***", "___"):
+        text = f"Identifiers\n{underline}"
+        intent = intent_for(plain_texts(notes=text, text=text, rationale=text), False)
+        record, note = note_of(intent)
+        sections = ["Gates", "Decisions", "Directives", "Notes", "Context", "Decision dossier", "Identifiers"]
+        assert_commonmark_reads_only_the_renderers_structure(note, sections, forks=1, verbatim=1)
+        assert parse_note(note).sections == sections and clean(lint_note(note, record))
+
+
+HTML = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", '<a href="javascript:alert(1)">x</a>',
+        "<!-- hidden -->", "<?php echo 1; ?>", "<![CDATA[ x ]]>", "<!DOCTYPE html>", "<javascript:alert(1)>",
+        "</div>", "<div>", "a \\<b> c", "x\\\\<b>y"]  # fmt: skip
+
+
+def test_raw_html_in_any_field_reaches_commonmark_as_text_and_reads_the_same() -> None:
+    for html in HTML:
+        texts = plain_texts(orientation=html, arg=f"specs/{html}", text=f"Keep {html}",
+                            rationale=f"{html}\n{html}", quote=html, notes=f"{html}\n\n{html} `{html}`",
+                            context=html)  # fmt: skip
+        for listed in (False, True):
+            intent = intent_for(texts, listed)
+            record, note = note_of(intent, meat=html, turn=f"t`{html}`")
+            sections = ["Gates", "Decisions", "Directives", "Meat", "Notes", "Context", "Decision dossier",
+                        "Identifiers"]  # fmt: skip
+            assert_commonmark_reads_only_the_renderers_structure(note, sections, forks=1)
+            # Every reader gets the field back: the published one, notes/parse.py, lint and the verbatim blocks.
+            assert READER(note)["orientation"] == record["orientation"] == f"Work {html}"
+            parsed = parse_note(note)
+            assert (parsed.orientation, parsed.status) == (record["orientation"], record["status"])
+            if listed:
+                assert parsed.next_items is not None and parsed.next_items[0]["arg"] == texts["arg"]
+            else:
+                assert parsed.artifact == READER(note)["artifact"] == texts["arg"]
+            assert clean(lint_note(note, record)), lint_note(note, record)
+            assert list(verbatim_blocks(note)) == [html, html]
+            # What a viewer shows is the text as typed: a code span keeps its `<` raw, the rest reads the same.
+            shown = MarkdownIt("commonmark").render(note) if MarkdownIt else ""
+            assert f"<code>{html_escape(html)}</code>" in shown
+
+
+def html_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def test_an_orientation_that_is_a_rule_or_a_setext_underline_is_refused() -> None:
+    intent = intent_for(plain_texts(), False)
+    for orientation in ("-", "--", "---", "=", "===", "***", "___", "_ _ _", "-\t"):
+        try:
+            require_valid({**intent, "orientation": orientation})
+        except Refusal as refused:
+            assert [p.code for p in refused.problems] == ["orientation-shape"], orientation
+        else:
+            raise AssertionError(f"{orientation!r} was accepted")
+
+
+def test_the_stale_notes_banner_names_the_revisions_and_the_decisions_that_changed() -> None:
+    intent = intent_for(plain_texts(notes="Notes of r1."), False)
+    first = apply(None, require_valid(intent), Provenance(project_key="shop", captured_at="2026-12-01T10:00:00Z"))
+    later = {"work_id": first.record["work_id"], "base_revision_id": first.record["revision_id"],
+             "decisions": [{"text": "Use SQLite.", "rationale": "One file."}]}  # fmt: skip
+    prov = Provenance(project_key="shop", captured_at="2026-12-01T11:00:00Z")
+    second = apply(first.record, require_valid(later), prov).record
+    changed = [e["id"] for e in second["entries"] if e["kind"] == "decision" and e["added_in"] == 2]
+    note = render(second)
+    banner = (f"> **Stale notes:** written at r1; decisions changed at r2 ({', '.join(changed)}). "
+              "Read the Decisions section.")  # fmt: skip
+    assert f"## Notes\n\n{banner}\n\nNotes of r1.\n" in note
+
+
+LINE_ALPHABET = [*" \t\u00a0#<>`~=-*_+[]:!?/\\ax1.)", "<b>", "<!--", "](x)", "\n"]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(lines=st.lists(st.lists(st.sampled_from(LINE_ALPHABET), max_size=10).map("".join), min_size=1, max_size=4))
+def test_any_lines_under_a_paragraph_or_in_a_list_item_stay_text(lines: list[str]) -> None:
+    # Every line of every multi-line field is written through escape_line: at the top level (Notes), and indented
+    # under a list item (entries, options), each after a line of text, which is where a setext underline bites.
+    from wheypoint.notes.render import escape_line
+
+    shown = [escape_line(line) for text in lines for line in text.split("\n")]
+    for note in ("Text\n" + "\n".join(shown), "- `d-0` Text\n" + "\n".join(f"  {line}" for line in shown)):
+        tokens, env = commonmark(note)
+        kinds = {t.type for t in [*tokens, *inline_tokens(tokens)]}
+        assert not kinds & {"heading_open", "hr", "fence", "html_block", "html_inline"}, (note, kinds)
+        assert env.get("references", {}) == {}, note

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheypoint.model.kernel import Provenance, apply
-from wheypoint.notes.render import SECTIONS, TITLE, note_digest, opens_block, render
+from wheypoint.notes.render import SECTIONS, TITLE, note_digest, render
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z", session={"harness": "codex", "id": "s1"},
                   git={"branch": "main", "commit": "0123456789abcdef0123456789abcdef01234567"})  # fmt: skip
@@ -113,16 +113,11 @@ def test_field_text_never_forges_structure(notes: str, text: str, quote: str) ->
     assert len(re.findall(rf"^{re.escape(TITLE)}$", note, flags=re.M)) == 1
     assert not re.search(r"^(```|~~~)", note, flags=re.M), "a fence opened at column 0"
     # An HTML comment could hide what follows it; inside a blockquote it ends with the quote.
-    assert not [line for line in note.splitlines() if "<!--" in line and not line.lstrip().startswith(">")]
+    assert not [line for line in note.splitlines()
+                if "<!--" in line.replace("\\<!--", "") and not line.lstrip().startswith(">")]  # fmt: skip
     # The user's words survive byte for byte behind the blockquote marker.
     quoted = "\n".join(f"  > {line}" if line else "  >" for line in quote.split("\n"))
     assert quoted in note
 
 
-_BLOCK_START = re.compile(r"^(\s*)(#|```|~~~|<|=+\s*$|-{3,}\s*$|\*{3,}\s*$|_{3,}\s*$)")
-
-
-@given(st.text(alphabet=st.sampled_from(list(" \t\u00a0\u2003#<`~=-*_ax>")), max_size=12))
-def test_block_openers_are_the_ones_commonmark_starts_a_block_with(line: str) -> None:
-    # The string test must agree with the regular expression it replaced, white space of every kind included.
-    assert opens_block(line) == bool(_BLOCK_START.match(line)), repr(line)
+# Which lines open a block is CommonMark's to say: tests/test_note_forging.py asks markdown-it-py about every line.

@@ -41,10 +41,15 @@ def opens_markdown_block(text: str) -> bool:
     """Whether a line opens a Markdown block (the test `_MARKDOWN_BLOCK_START` states), by string tests.
 
     A heading, quote, HTML or fence opener, or a list item (`-`, `*`, `+` or a number with `.` or `)`, then white
-    space), after any leading white space. Written out so that validating an intent compiles no pattern.
+    space), after any leading white space; or a whole line CommonMark reads as a setext underline (`=` or `-` alone,
+    any length) or a thematic break (three or more `*`, `-` or `_`, white space between). Written out so that
+    validating an intent compiles no pattern.
     """
     body = text.lstrip()
     if body[:1] in ("#", ">", "<") or body.startswith(("```", "~~~")):
+        return True
+    marks = "".join(body.split())
+    if marks and marks[0] in "=-*_" and marks == marks[0] * len(marks) and (marks[0] in "=-" or len(marks) >= 3):
         return True
     if body[:1] in ("-", "*", "+"):
         return body[1:2].isspace()

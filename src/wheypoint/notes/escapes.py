@@ -10,6 +10,11 @@ makes the escape reversible: `unescape(escape(text)) == text` for every string, 
 are recovered byte for byte.
 
 Zero-width joiners between two non-ASCII characters are kept (see `model/characters.py`).
+
+CommonMark is the other reader to hold: text a field puts on a line of Markdown must not open a block or carry
+raw HTML. `markdown_line` makes a line of text that nothing reads back inert (a backslash before a block opener,
+after any quote or list markers, before a `<` that could open a tag or an autolink, before a backtick run with no
+partner on its line); `shield_angles` does it reversibly for preamble values, which readers take back.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ if TYPE_CHECKING:
 MARK = "\u27ea"  # ⟪, the opening of an escape; written escaped itself wherever it occurs in text
 _CLOSE = "\u27eb"  # ⟫
 _escape_pattern: re.Pattern[str] | None = None
+_angle_patterns: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+# The characters a backslash escapes in CommonMark: a backslash before any other is a plain backslash.
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def _shown(text: str, pattern: re.Pattern[str]) -> str:
@@ -87,3 +95,134 @@ def _verbatim_opener(line: str) -> tuple[str, str] | None:
             if fence == "`" * len(fence):
                 return prefix, fence
     return None
+
+
+def _angles() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    global _angle_patterns
+    if _angle_patterns is None:  # compiled on first use: most notes hold no `<`
+        _angle_patterns = (re.compile(r"(\\*)<(?=[A-Za-z/!?])"), re.compile(r"\\(\\*)\1<(?=[A-Za-z/!?])"))
+    return _angle_patterns
+
+
+def shield_angles(text: str) -> str:
+    """One-line text with every `<` that could open a tag, comment or autolink written `\\<`: reversibly.
+
+    CommonMark reads `\\<` as a plain `<`, so a viewer shows the same text. A run of backslashes just before such a
+    `<` is doubled first (a viewer shows each pair as one backslash), which makes `unshield_angles` exact.
+    """
+    return text if "<" not in text else _angles()[0].sub(r"\1\1\\<", text)
+
+
+def unshield_angles(text: str) -> str:
+    """The inverse of `shield_angles`: an odd run of 2k+1 backslashes before such a `<` back to k."""
+    return text if "\\<" not in text else _angles()[1].sub(r"\1<", text)
+
+
+def markdown_line(line: str) -> str:
+    """A line of text as CommonMark reads it as text: no block opened, no HTML, no code span left open.
+
+    Outside code spans a `<` before anything but white space gets a backslash (no tag, comment, declaration or
+    autolink can start), and so does each backtick of a run no later run on the line closes (no code span can
+    reach into the next line and take a `<` out of the text). Then, after any `>` and list markers, a heading or
+    fence opener, a setext underline (`=` or `-` alone, any length), a thematic break or a `[` that could start a
+    link reference definition gets a backslash. Each escape is one a viewer shows as the character itself.
+    """
+    if "`" in line or "<" in line:
+        line = _inline(line)
+    at = _block_opener(line)
+    return line if at is None else f"{line[:at]}\\{line[at:]}"
+
+
+def opens_block(line: str) -> bool:
+    """Whether a line under a paragraph line would start a block instead: a quote, a list item, or an opener."""
+    body = line.lstrip(" \t")
+    return body[:1] == ">" or (body[:1] != "[" and _block_opener(body) == 0) or bool(body and _list_marker_end(body, 0))
+
+
+def _inline(line: str) -> str:
+    out: list[str] = []
+    index, size = 0, len(line)
+    while index < size:
+        char = line[index]
+        if char == "\\" and line[index + 1 : index + 2] in _PUNCTUATION:
+            out.append(line[index : index + 2])
+            index += 2
+            continue
+        if char == "`":
+            end = index
+            while end < size and line[end] == "`":
+                end += 1
+            close = _closing_run(line, end, end - index)
+            if close < 0:
+                out.append("\\`" * (end - index))
+                index = end
+            else:
+                out.append(line[index : close + end - index])
+                index = close + end - index
+            continue
+        out.append("\\<" if char == "<" and line[index + 1 : index + 2].strip() else char)
+        index += 1
+    return "".join(out)
+
+
+def _closing_run(line: str, start: int, length: int) -> int:
+    """Where the first run of exactly `length` backticks at or after `start` begins, or -1."""
+    while True:
+        found = line.find("`" * length, start)
+        if found < 0:
+            return -1
+        end = found + length
+        if end >= len(line) or line[end] != "`":
+            return found
+        while end < len(line) and line[end] == "`":
+            end += 1
+        start = end
+
+
+def _block_opener(line: str) -> int | None:
+    """Where a block opener starts in `line`, after any block quote and list markers, or None."""
+    index, size = 0, len(line)
+    while True:
+        while index < size and line[index] in " \t":
+            index += 1
+        if index == size:
+            return None
+        if line[index] == ">":
+            index += 1
+            continue
+        marker = _list_marker_end(line, index)
+        if marker is None:
+            break
+        if is_rule(line[index:]):
+            return index
+        index = marker
+    rest = line[index:]
+    if rest[0] == "#" or rest.startswith(("```", "~~~")) or is_rule(rest):
+        return index
+    if rest[0] == "[" and not (rest[:3] in ("[ ]", "[x]", "[X]") and rest[3:4] in ("", " ", "\t")):
+        return index
+    return None
+
+
+def _list_marker_end(line: str, index: int) -> int | None:
+    """The end of a list marker (`-`, `+`, `*`, or 1-9 digits and `.` or `)`) at `index`, followed by white space."""
+    end = index
+    if line[index] in "-+*":
+        end = index + 1
+    else:
+        while end < len(line) and end - index < 9 and "0" <= line[end] <= "9":
+            end += 1
+        if end == index or line[end : end + 1] not in (".", ")"):
+            return None
+        end += 1
+    return end if line[end : end + 1] in ("", " ", "\t") else None
+
+
+def is_rule(text: str) -> bool:
+    """Whether a line is a setext underline (`=` or `-` alone, any length) or a thematic break (three or more `*`,
+    `-` or `_`, spaces and tabs between), white space after it allowed."""
+    body = text.strip()
+    if body and body[0] in "=-" and body == body[0] * len(body):
+        return True
+    marks = body.replace(" ", "").replace("\t", "")
+    return len(marks) >= 3 and marks[0] in "*-_" and marks == marks[0] * len(marks)

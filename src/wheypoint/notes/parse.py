@@ -25,6 +25,8 @@ Three layouts are read, and `format` says which one was found:
 `artifact: none` and `baseline: none` read as null. `sections` lists the level-two headings in order.
 Preamble keys are the lowercase names in `shapes.PREAMBLE_KEYS`; the first other line is the orientation.
 `problems` says what could not be read; judging the note against the rules is `lint.py`'s job.
+A bare preamble's lines are read with `escapes.unshield_angles`: the `\\<` a note writes for a `<` that could open a
+tag reads back as `<` (a note written before that read the same: it held no such escape).
 
 The parser never raises: bytes are decoded with replacement, input past `MAX_NOTE_BYTES` (1 MiB) is cut
 off and a `truncated` problem says so, and NUL bytes are reported as `binary`.
@@ -36,6 +38,7 @@ import re
 
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import PREAMBLE_KEYS
+from wheypoint.notes.escapes import unshield_angles
 from wheypoint.notes.files import MAX_NOTE_BYTES
 
 TYPE_CHECKING = False
@@ -248,12 +251,14 @@ def _read_preamble(
 ) -> tuple[dict[str, Any], int]:
     """Key lines, the orientation and the keyed blocks from `start`; returns them and where they end.
 
-    A bare preamble ends at its first blank line or heading; a fenced one at the fence.
+    A bare preamble ends at its first blank line or heading; a fenced one at the fence. A bare one is Markdown,
+    whose `\\<` reads as `<`; a fenced one is code, read as it stands.
     """
+    plain = unshield_angles if bare else str
     fields: dict[str, Any] = {}
     index = start
     while index < stop:
-        line = lines[index]
+        line = plain(lines[index])
         if not line.strip():
             if bare:
                 break
@@ -268,7 +273,7 @@ def _read_preamble(
             block: list[str] = []
             if not value:
                 while index < stop and _is_block_line(lines[index]):
-                    block.append(lines[index])
+                    block.append(plain(lines[index]))
                     index += 1
             if key in fields:
                 problems.append(NoteProblem("duplicate-key", f"`{key}:` is given twice; the first counts"))

@@ -6,13 +6,16 @@ then indented keyed blocks (`parallel:`, `tasks:`, `wheypoint:` pins), then a bl
 takes lines until the first blank one. `note_digest` is the sha256 of the whole note with that
 line's value left empty, so a hand edit anywhere is detectable without the store.
 
-No field can forge structure. Single-line fields are refused at intake when they hold a line break or a
-hidden character (`notes/escapes.py`), and are escaped here as well, for records that came from elsewhere.
-Multi-line text is split on every line terminator `str.splitlines` knows and indented under its list item,
-with block-opening characters (#, fences, setext rules, HTML) escaped by a backslash. Verbatim text (the
-user's quotes, meat) sits in a code fence longer than any backtick run in it, split on `\n` only, with every
-other line terminator and hidden character written as `⟪U+XXXX⟫`, so the note holds no line break but `\n`,
-and `escapes.verbatim_blocks` gives the record's bytes back.
+No field can forge structure, for this module's readers or for CommonMark. Single-line fields are refused at
+intake when they hold a line break or a hidden character (`notes/escapes.py`), and are escaped here as well, for
+records that came from elsewhere; in the preamble a `<` that could open a tag is written `\\<` reversibly
+(`escapes.shield_angles`: parse.py and the published reader take it back). Multi-line text is split on every line
+terminator `str.splitlines` knows and indented under its list item, each line made inert for CommonMark
+(`escapes.markdown_line`: no heading, setext underline, rule, fence, HTML or link definition); code spans take a
+fence longer than any backtick run in their text. Verbatim text (the user's quotes, meat) sits in a code fence
+longer than any backtick run in it, split on `\n` only, with every other line terminator and hidden character
+written as `⟪U+XXXX⟫`, so the note holds no line break but `\n`, and `escapes.verbatim_blocks` gives the record's
+bytes back.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 
 from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.derived import notes_stale, orientation_stale
-from wheypoint.notes.escapes import escape
+from wheypoint.notes.escapes import escape, markdown_line, opens_block, shield_angles
 from wheypoint.notes.escapes import escape_one_line as _line
 
 TYPE_CHECKING = False
@@ -55,28 +58,30 @@ _DIGEST_PREFIX = f"  {DIGEST_KEY}: "
 # tenths of a millisecond of every process that renders a note, and `show` renders one to compare it.
 
 
-def opens_block(line: str) -> bool:
-    """Whether a line, read as Markdown, would start a block: a heading, a fence, HTML, or a thematic break.
-
-    Leading white space does not hide it. A break is a run of one character only, `=` (any length) or `-`,
-    `*`, `_` (three or more), with nothing but white space after it.
-    """
-    body = line.strip()
-    if not body:
-        return False
-    if body[0] in "#<" or body.startswith(("```", "~~~")):
-        return True
-    mark = body[0]
-    return mark in "=-*_" and body == mark * len(body) and (mark == "=" or len(body) >= 3)
-
-
 def escape_line(line: str) -> str:
-    """A line of field text, hidden characters made visible and any block-opening start neutralised."""
-    line = _line(line).replace("<!--", "&lt;!--")
-    if opens_block(line):
-        body = line.lstrip()
-        return f"{line[: len(line) - len(body)]}\\{body}"
-    return line
+    """A line of field text, hidden characters made visible and inert for CommonMark (`escapes.markdown_line`)."""
+    return markdown_line(_line(line))
+
+
+def _pre(text: str) -> str:
+    """A preamble value: one line, its `<` shielded reversibly (the readers of the preamble take it back)."""
+    return shield_angles(_line(text))
+
+
+def code(text: str) -> str:
+    """Text as a code span that nothing in it can close early: the fence is longer than any backtick run in it."""
+    text = _line(text) or " "
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def _heading(text: str) -> str:
+    """A `### ` heading's text: inert, and a closing run of `#` kept as text (CommonMark would drop it)."""
+    text = _one_line(text)
+    end = len(text.rstrip("#"))
+    return text if end == len(text) else f"{text[:end]}\\{text[end:]}"
 
 
 def _digest_value_span(text: str) -> tuple[int, int] | None:
@@ -121,9 +126,9 @@ def fenced(text: str, indent: str = "  ") -> str:
 
 def _meat(item: Mapping[str, Any]) -> str:
     # Turn ids, types and times come from a transcript file, which nothing validated: escaped like any text.
-    when = f", {_line(item['timestamp'])}" if item["timestamp"] else ""
-    turn, kind = _line(item["turn"]), _line(item["kind"])
-    head = f"- `{turn}` {_line(item['type'])}, weight {item['weight']} ({kind}{when})"
+    when = f", {escape_line(item['timestamp'])}" if item["timestamp"] else ""
+    kind = escape_line(item["kind"])
+    head = f"- {code(item['turn'])} {escape_line(item['type'])}, weight {item['weight']} ({kind}{when})"
     return f"{head}\n{fenced(item['text'])}"
 
 
@@ -142,24 +147,24 @@ def next_value(nxt: Mapping[str, Any]) -> str:
 def _preamble(record: Mapping[str, Any]) -> list[str]:
     nxt = record["next"]
     # Every value is escaped to one line: intake refuses what would need it, but a record may come from a bundle.
-    lines = [f"status: {_line(record['status'])}", f"next: {next_value(nxt)}"]
+    lines = [f"status: {_pre(record['status'])}", f"next: {shield_angles(next_value(nxt))}"]
     if "order" in nxt:
-        lines.append(f"order: {_line(nxt['order'])}")
+        lines.append(f"order: {_pre(nxt['order'])}")
     # Seeds 1 and 2: `artifact:` comes before `mode: parallel`, and is empty (not `none`) when there is none.
     artifact = nxt.get("artifact")
-    lines.append(f"artifact: {_line(artifact)}" if artifact else "artifact:")
+    lines.append(f"artifact: {_pre(artifact)}" if artifact else "artifact:")
     if nxt.get("move") == "tasks":
         lines.append("mode: parallel")
     if record["session"]:
-        lines.append(f"session: {_line(record['session']['harness'])}:{_line(record['session']['id'])}")
+        lines.append(f"session: {_pre(record['session']['harness'])}:{_pre(record['session']['id'])}")
     git = record["git"]
     if git:
-        lines.append(f"git: {_line(git['branch'] or 'HEAD')}@{_line(git['commit'][:7])}")
-    lines.append(f"created: {_line(record['updated_at'])}")
-    parents = [_line(e["ref"]) for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
+        lines.append(f"git: {_pre(git['branch'] or 'HEAD')}@{_pre(git['commit'][:7])}")
+    lines.append(f"created: {_pre(record['updated_at'])}")
+    parents = [_pre(e["ref"]) for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
     if parents:
         lines.append(f"parents: [{', '.join(parents)}]")
-    lines.append(_line(record["orientation"]))
+    lines.append(_orientation(record["orientation"]))
     if nxt.get("move") == "tasks":
         lines += _parallel_block(nxt)
     lines += [
@@ -175,21 +180,27 @@ def _preamble(record: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _orientation(text: str) -> str:
+    """The orientation line. Intake refuses one that opens a block; one from elsewhere gets a backslash first."""
+    text = _pre(text)
+    return f"\\{text}" if opens_block(text) else text
+
+
 def _parallel_block(nxt: Mapping[str, Any]) -> list[str]:
     lines = ["parallel:"]
-    lines += [f"  {_line(key)}: {_line(str(value))}" for key, value in nxt.get("parallel", {}).items()]
+    lines += [f"  {_pre(key)}: {_pre(str(value))}" for key, value in nxt.get("parallel", {}).items()]
     lines.append("tasks:")
     for task in nxt.get("tasks", []):
         first = True
         for key in ("slug", "intent", "repo", "worktree", "branch", "branch_from", "command"):
             if key in task:
-                lines.append(f"  {'- ' if first else '  '}{key}: {_line(task[key])}")
+                lines.append(f"  {'- ' if first else '  '}{key}: {_pre(task[key])}")
                 first = False
     return lines
 
 
 def _entry_line(entry: Mapping[str, Any], *, with_rationale: bool = True) -> str:
-    line = f"- `{entry['id']}` {_text_block(entry['text'])}"
+    line = f"- {code(entry['id'])} {_text_block(entry['text'])}"
     facts = [f"{key}: {_one_line(entry[key])}" for key in ("owner", "when") if key in entry]
     facts.append(f"since r{entry['added_in']}")
     line += f" ({'; '.join(facts)})"
@@ -233,8 +244,8 @@ def _stale_warning(what: str, done: str, since: int, record: Mapping[str, Any]) 
 
 def _settled(entry: Mapping[str, Any]) -> str:
     settled = entry["settled"]
-    line = f"- `{entry['id']}` ({entry['kind']}, {entry['state']} at r{settled['revision_number']}"
-    line += f" by `{settled['by']}`)" if "by" in settled else ")"
+    line = f"- {code(entry['id'])} ({entry['kind']}, {entry['state']} at r{settled['revision_number']}"
+    line += f" by {code(settled['by'])})" if "by" in settled else ")"
     return f"{line} {_text_block(entry['text'])}\n  Why: {_text_block(settled['rationale'])}"
 
 
@@ -244,16 +255,16 @@ def _dossier(record: Mapping[str, Any]) -> list[str]:
     settled = {e["text"]: e for e in record["entries"] if e["gates"] and e["state"] != "active"}
     by_id = {e["id"]: e for e in record["entries"]}
     for fork in record["decision_dossier"]:
-        lines.append(f"### {_one_line(fork['fork'])}")
+        lines.append(f"### {_heading(fork['fork'])}")
         lines.append("")
         if fork["gate"]:
-            lines.append(f"Gate: `{fork['gate']}`")
+            lines.append(f"Gate: {code(fork['gate'])}")
             lines.append("")
         gate = settled.get(fork["fork"])
         if gate is not None and "settled" in gate:
             how = gate["settled"]
             successor = by_id.get(how.get("by", ""))
-            by = f" by `{successor['id']}` {_one_line(successor['text'])}" if successor else ""
+            by = f" by {code(successor['id'])} {_one_line(successor['text'])}" if successor else ""
             lines.append(f"**Decided** in r{how['revision_number']} ({gate['state']}{by}): "
                          f"{_text_block(how['rationale'])}")  # fmt: skip
             lines.append("")
@@ -272,9 +283,9 @@ def _dossier(record: Mapping[str, Any]) -> list[str]:
 def _artifact(link: Mapping[str, Any]) -> str:
     line = f"- {escape_line(link.get('pinned', link['ref']))}"
     if link["covers"]:
-        line += f" (covers {', '.join(f'`{c}`' for c in link['covers'])})"
+        line += f" (covers {', '.join(map(code, link['covers']))})"
     if link["digest"]:
-        line += f" `{link['digest'][:19]}`"
+        line += f" {code(link['digest'][:19])}"
     return line
 
 
@@ -282,9 +293,9 @@ LINEAGE_KINDS = ("forked_from", "forked_to", "joined_from", "joined_into")
 
 
 def _edge_line(edge: Mapping[str, Any]) -> str:
-    line = f"- {edge['kind']}: {escape_line(edge['ref'])}"
+    line = f"- {escape_line(edge['kind'])}: {escape_line(edge['ref'])}"
     if edge.get("covers"):
-        line += f" (covers {', '.join(f'`{c}`' for c in edge['covers'])})"
+        line += f" (covers {', '.join(map(code, edge['covers']))})"
     return line
 
 
@@ -293,13 +304,13 @@ def _lineage(record: Mapping[str, Any]) -> list[str]:
     lines = []
     for edge in record["edges"]:
         if edge["kind"] in ("forked_from", "joined_from"):
-            taken = f" at `{edge['revision']}`" if "revision" in edge else ""
+            taken = f" at {code(edge['revision'])}" if "revision" in edge else ""
             how = "forked" if edge["kind"] == "forked_from" else "joined"
             lines.append(f"- parent: {escape_line(edge['ref'])}{taken} ({how} in r{edge['added_in']})")
     moved: dict[str, list[str]] = {}
     for entry in record["entries"]:
         if entry["state"] == "moved":
-            moved.setdefault(entry["settled"]["to"], []).append(f"`{entry['id']}`")
+            moved.setdefault(entry["settled"]["to"], []).append(code(entry["id"]))
     for edge in record["edges"]:
         if edge["kind"] in ("forked_to", "joined_into"):
             child = edge["ref"].rpartition("/")[2]
@@ -311,18 +322,19 @@ def _lineage(record: Mapping[str, Any]) -> list[str]:
 
 def _identifiers(record: Mapping[str, Any]) -> list[str]:
     lines = [
-        f"- work_id: `{record['work_id']}`",
-        f"- slug: `{record['slug']}`",
-        f"- project: `{record['project_key']}`",
-        f"- revision: `{record['revision_id']}` (r{record['revision_number']}, parent "
-        f"`{record['parent_revision_id'] or 'none'}`)",
-        f"- record_digest: `{record['record_digest']}`",
+        f"- work_id: {code(record['work_id'])}",
+        f"- slug: {code(record['slug'])}",
+        f"- project: {code(record['project_key'])}",
+        f"- revision: {code(record['revision_id'])} (r{record['revision_number']}, parent "
+        f"{code(record['parent_revision_id'] or 'none')})",
+        f"- record_digest: {code(record['record_digest'])}",
     ]
-    lines += [f"- `{e['id']}`: {e['kind']}, {e['state']}" for e in record["entries"]]
+    lines += [f"- {code(e['id'])}: {e['kind']}, {e['state']}" for e in record["entries"]]
     move = record["next"].get("move")
     gloss = MOVE_GLOSSES.get(move or "") if move else "run the listed moves in order"
     lines.append(f"- next: {escape_line(next_value(record['next']))}: {gloss}")
-    lines.append(f"- continue: `wheypoint checkpoint {record['slug']} --base {record['revision_id']} ...`")
+    resume = f"wheypoint checkpoint {record['slug']} --base {record['revision_id']} ..."
+    lines.append(f"- continue: {code(resume)}")
     return lines
 
 
@@ -331,10 +343,11 @@ def render_body(record: Mapping[str, Any]) -> list[str]:
     directives = []
     for entry in _active(record, ("directive", "operator_directive")):
         who = " (operator, private)" if entry["kind"] == "operator_directive" else ""
-        where = f" (quoted from turn `{entry['quote_turn']}`)" if "quote_turn" in entry else ""
+        where = f" (quoted from turn {code(entry['quote_turn'])})" if "quote_turn" in entry else ""
         directives.append(_entry_line(entry) + who + where + "\n" + _blockquote(entry.get("quote", "")))
     edges = [_edge_line(e) for e in record["edges"] if e["kind"] not in LINEAGE_KINDS]
-    tasks = [f"- `{t['slug']}` ({t['intent']}): {escape_line(t['command'])}" for t in record["next"].get("tasks", [])]
+    tasks = [f"- {code(t['slug'])} ({escape_line(t['intent'])}): {escape_line(t['command'])}"
+             for t in record["next"].get("tasks", [])]  # fmt: skip
     body: list[str] = []
     if orientation_stale(record):
         stated = record["orientation_revision"]
