@@ -91,6 +91,18 @@ GROUPS: dict[str, Group] = {
             "tests/test_hooks_install.py",
         ),
     ),
+    # The note a record renders to, and the escapes that keep it inert for every reader: the pins of what render
+    # writes and the forging properties (CommonMark as an oracle) first, then the readers that read it back.
+    "render": Group(
+        ("src/wheypoint/notes/render.py", "src/wheypoint/notes/escapes.py"),
+        (
+            "tests/test_note_forging.py::test_render_writes_each_section_as_pinned",
+            "tests/test_projection.py",
+            "tests/test_note_forging.py",
+            "tests/test_lint.py",
+            "tests/test_noteparse.py",
+        ),
+    ),
 }
 DEFAULT_GROUPS = ("canonical", "kernel", "rules", "sqlite_store")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Callable
@@ -380,3 +381,373 @@ def test_any_lines_under_a_paragraph_or_in_a_list_item_stay_text(lines: list[str
         kinds = {t.type for t in [*tokens, *inline_tokens(tokens)]}
         assert not kinds & {"heading_open", "hr", "fence", "html_block", "html_inline"}, (note, kinds)
         assert env.get("references", {}) == {}, note
+
+
+def rich_records() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two revisions of a work that fills every section: r1 with a gate, r2 resolving it and superseding a decision."""
+    first: dict[str, Any] = {
+        "slug": "rich",
+        "orientation": "Retry backoff is designed, not built.",
+        "next": {"move": "cook", "artifact": "specs/retry.md"},
+        "decisions": [{"text": "Cap at 30 s.", "rationale": "The gateway times out at 45 s.", "label": "cap"}],
+        "questions": [
+            {
+                "text": "Full or equal jitter?",
+                "gates": True,
+                "rationale": "Both are standard.",
+                "label": "jit",
+                "owner": "payments lead",
+                "when": "Friday",
+            }
+        ],
+        "blockers": [{"text": "CI is red.", "rationale": "A flaky test."}],
+        "directives": [{"text": "Never retry a POST.", "quote": "never retry a POST,\nit double-charges"}],
+        "operator_directives": [{"text": "Keep it private.", "quote": "ops only"}],
+        "decision_dossier": [
+            {
+                "fork": "Full or equal jitter?",
+                "gate": "jit",
+                "prior_leaning": "Full jitter.",
+                "options": [
+                    {"option": "Full jitter", "evidence": ["AWS blog", "a simulation"], "breaks": "Nothing."},
+                    {"option": "Equal jitter"},
+                ],
+            }
+        ],
+        "notes": "Read the spec first.\nThen the client.",
+        "working_context": ["src/client.py"],
+        "artifact_links": [{"ref": "specs/retry.md", "covers": ["cap"]}],
+    }
+    prov = Provenance(
+        project_key="shop",
+        captured_at="2026-12-01T10:00:00Z",
+        session={"harness": "codex", "id": "s1"},
+        git={"branch": "main", "commit": "0123456789abcdef0123456789abcdef01234567"},
+        meat=(
+            {
+                "turn": "t1",
+                "type": "constraint",
+                "weight": 3,
+                "kind": "prompt",
+                "timestamp": "2026-12-01T09:00:00Z",
+                "text": "no POST retries",
+                "harness": "codex",
+                "session_id": "s1",
+            },
+        ),
+    )
+    r1 = apply(None, require_valid(first), prov).record
+    ids = {e["text"]: e["id"] for e in r1["entries"]}
+    second = {
+        "work_id": r1["work_id"],
+        "base_revision_id": r1["revision_id"],
+        "decisions": [
+            {"text": "Use full jitter.", "rationale": "Spreads retries.", "label": "full"},
+            {"text": "Cap at 20 s.", "rationale": "Tighter.", "label": "cap2"},
+        ],
+        "transitions": [
+            {"entry": ids["Full or equal jitter?"], "action": "resolve", "rationale": "The lead chose full jitter."},
+            {"entry": ids["Cap at 30 s."], "action": "supersede", "by": "cap2", "rationale": "The gateway changed."},
+        ],
+    }
+    r2 = apply(r1, require_valid(second), Provenance(project_key="shop", captured_at="2026-12-01T11:00:00Z")).record
+    return r1, r2
+
+
+def named(record: dict[str, Any], note: str) -> str:
+    """The note with the record's ids and digests written as names, so the pins below hold whatever they hash to."""
+    names: dict[str, str] = {
+        record["work_id"]: "WORK",
+        record["revision_id"]: "REV",
+        record["record_digest"]: "RECORD_DIGEST",
+    }
+    if record["parent_revision_id"]:
+        names[record["parent_revision_id"]] = "PARENT"
+    names[note.split("note_digest: ")[1].split("\n")[0]] = "NOTE_DIGEST"
+    for n, e in enumerate(record["entries"]):
+        names[e["id"]] = f"E{n}"
+    for value in sorted(names, key=len, reverse=True):
+        note = note.replace(value, "{" + names[value] + "}")
+    return note
+
+
+def everything(record: dict[str, Any]) -> dict[str, Any]:
+    """r2 given lineage, links of each kind, a moved entry, a quote's turn, local references and parallel tasks."""
+    r = copy.deepcopy(record)
+    r["edges"] = [
+        {"kind": "forked_from", "ref": "shop/parent", "revision": "rev-0123456789abcdef", "added_in": 1},
+        {"kind": "joined_from", "ref": "shop/other", "added_in": 2},
+        {"kind": "forked_to", "ref": "shop/child", "added_in": 2},
+        {"kind": "joined_into", "ref": "shop/sink", "added_in": 2},
+        {"kind": "relates", "ref": "shop/sibling", "covers": ["x"], "added_in": 1},
+    ]
+    r["local_references"] = ["notes/local.md"]
+    r["artifact_links"].append(
+        {
+            "ref": "docs/a.md",
+            "pinned": "docs/a.md@abc1234",
+            "covers": [],
+            "digest": "sha256:00112233445566778899",
+            "added_in": 1,
+        }
+    )
+    for e in r["entries"]:
+        if e["kind"] == "blocker":
+            e["state"] = "moved"
+            e["settled"] = {"action": "move", "rationale": "Split off.", "revision_number": 2, "to": "child"}
+        if e["kind"] == "directive":
+            e["quote_turn"] = "t7"
+    r["next"] = {
+        "move": "tasks",
+        "parallel": {"worktree_strategy": "create", "isolation": "git-worktree"},
+        "tasks": [
+            {
+                "slug": "api",
+                "intent": "build",
+                "repo": ".",
+                "worktree": "../api",
+                "branch": "api",
+                "command": "make api",
+            },
+            {"slug": "ui", "intent": "research", "command": "make ui"},
+        ],
+    }
+    return r
+
+
+RICH_R1 = """\
+status: gated: Full or equal jitter?
+next: cook
+artifact: specs/retry.md
+session: codex:s1
+git: main@0123456
+created: 2026-12-01T10:00:00Z
+Retry backoff is designed, not built.
+wheypoint:
+  work_id: {WORK}
+  slug: rich
+  project: shop
+  revision_id: {REV}
+  revision_number: 1
+  record_digest: {RECORD_DIGEST}
+  note_digest: {NOTE_DIGEST}
+
+# Wheypoint handoff
+
+## Gates
+
+- `{E3}` Full or equal jitter? (owner: payments lead; when: Friday; since r1)
+  Why: Both are standard.
+
+## Open entries
+
+- `{E4}` CI is red. (since r1)
+  Why: A flaky test.
+
+## Decisions
+
+- `{E2}` Cap at 30 s. (since r1)
+  Why: The gateway times out at 45 s.
+
+## Directives
+
+- `{E0}` Never retry a POST. (since r1)
+  > ```text
+  > never retry a POST,
+  > it double-charges
+  > ```
+- `{E1}` Keep it private. (since r1) (operator, private)
+  > ```text
+  > ops only
+  > ```
+
+## Meat
+
+- `t1` constraint, weight 3 (prompt, 2026-12-01T09:00:00Z)
+  ```text
+  no POST retries
+  ```
+
+## Notes
+
+Read the spec first.
+Then the client.
+
+## Context
+
+- src/client.py
+
+## Artifacts
+
+- specs/retry.md (covers `{E2}`)
+
+## Decision dossier
+
+### Full or equal jitter?
+
+Gate: `{E3}`
+
+- **Option:** Full jitter
+  - Evidence: AWS blog
+  - Evidence: a simulation
+  - Breaks: Nothing.
+- **Option:** Equal jitter
+- **Prior leaning:** Full jitter.
+
+## Identifiers
+
+- work_id: `{WORK}`
+- slug: `rich`
+- project: `shop`
+- revision: `{REV}` (r1, parent `none`)
+- record_digest: `{RECORD_DIGEST}`
+- `{E0}`: directive, active
+- `{E1}`: operator_directive, active
+- `{E2}`: decision, active
+- `{E3}`: question, active
+- `{E4}`: blocker, active
+- next: cook: implement the approved spec named in artifact
+- continue: `wheypoint checkpoint rich --base {REV} ...`
+"""
+
+RICH_EVERYTHING = """\
+status: ok
+next: tasks
+artifact:
+mode: parallel
+created: 2026-12-01T11:00:00Z
+parents: [shop/parent, shop/other]
+Retry backoff is designed, not built.
+parallel:
+  worktree_strategy: create
+  isolation: git-worktree
+tasks:
+  - slug: api
+    intent: build
+    repo: .
+    worktree: ../api
+    branch: api
+    command: make api
+  - slug: ui
+    intent: research
+    command: make ui
+wheypoint:
+  work_id: {WORK}
+  slug: rich
+  project: shop
+  revision_id: {REV}
+  revision_number: 2
+  record_digest: {RECORD_DIGEST}
+  note_digest: {NOTE_DIGEST}
+
+# Wheypoint handoff
+
+> **Stale orientation:** the orientation at the top was stated at r1; decisions changed at r2 ({E2}, {E5}, {E6}). Read the Decisions section.
+
+## Decisions
+
+- `{E5}` Use full jitter. (since r2)
+  Why: Spreads retries.
+- `{E6}` Cap at 20 s. (since r2)
+  Why: Tighter.
+
+## Directives
+
+- `{E0}` Never retry a POST. (since r1) (quoted from turn `t7`)
+  > ```text
+  > never retry a POST,
+  > it double-charges
+  > ```
+- `{E1}` Keep it private. (since r1) (operator, private)
+  > ```text
+  > ops only
+  > ```
+
+## Meat
+
+- `t1` constraint, weight 3 (prompt, 2026-12-01T09:00:00Z)
+  ```text
+  no POST retries
+  ```
+
+## Notes
+
+> **Stale notes:** written at r1; decisions changed at r2 ({E2}, {E5}, {E6}). Read the Decisions section.
+
+Read the spec first.
+Then the client.
+
+## Superseded
+
+- `{E2}` (decision, superseded at r2 by `{E6}`) Cap at 30 s.
+  Why: The gateway changed.
+- `{E3}` (question, resolved at r2) Full or equal jitter?
+  Why: The lead chose full jitter.
+- `{E4}` (blocker, moved at r2) CI is red.
+  Why: Split off.
+
+## Context
+
+- src/client.py
+
+## Artifacts
+
+- specs/retry.md (covers `{E2}`)
+- docs/a.md@abc1234 `sha256:001122334455`
+- relates: shop/sibling (covers `x`)
+
+## Decision dossier
+
+### Full or equal jitter?
+
+Gate: `{E3}`
+
+**Decided** in r2 (resolved): The lead chose full jitter.
+
+- **Option:** Full jitter
+  - Evidence: AWS blog
+  - Evidence: a simulation
+  - Breaks: Nothing.
+- **Option:** Equal jitter
+- **Prior leaning:** Full jitter.
+
+## Tasks
+
+- `api` (build): make api
+- `ui` (research): make ui
+
+## Lineage
+
+- parent: shop/parent at `rev-0123456789abcdef` (forked in r1)
+- parent: shop/other (joined in r2)
+- child: shop/child (forked at r2): took `{E4}`
+- child: shop/sink (joined at r2)
+
+## Local references
+
+- notes/local.md
+
+## Identifiers
+
+- work_id: `{WORK}`
+- slug: `rich`
+- project: `shop`
+- revision: `{REV}` (r2, parent `{PARENT}`)
+- record_digest: `{RECORD_DIGEST}`
+- `{E0}`: directive, active
+- `{E1}`: operator_directive, active
+- `{E2}`: decision, superseded
+- `{E3}`: question, resolved
+- `{E4}`: blocker, moved
+- `{E5}`: decision, active
+- `{E6}`: decision, active
+- next: tasks: run the independent tasks below, each in its own worktree
+- continue: `wheypoint checkpoint rich --base {REV} ...`
+"""  # noqa: E501
+
+
+def test_render_writes_each_section_as_pinned() -> None:
+    # What render writes, line for line, for records that fill every section (the stale banners included).
+    first, second = rich_records()
+    assert named(first, render(first)) == RICH_R1
+    assert named(second, render(everything(second))) == RICH_EVERYTHING
