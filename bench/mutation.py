@@ -138,6 +138,11 @@ _STATE_FORM = (
     "change no value read"
 )
 
+_DIGEST_LINE = (
+    "the digest line is looked for from the `wheypoint:` line on, which it does not start: it is found at 1 or "
+    "later or not at all, so `< 0`, `<= 0` and `< 1` agree"
+)
+
 EQUIVALENT: dict[str, str] = {
     "sqlite_store:<module>:const:818e68cf": _BUSY_WAIT,  # BUSY_TIMEOUT_MS = 15001
     "sqlite_store:_connect:const:8b6f0bc7": _BUSY_WAIT,  # timeout=BUSY_TIMEOUT_MS / 1001 (reader)
@@ -255,6 +260,10 @@ EQUIVALENT: dict[str, str] = {
     "in either read exactly when it is, so the same payloads are refused",
     "hooks:run_hook:const:bf945845": _LOGGED_MS,  # * 1001
     "hooks:run_hook:const:181c4ea2": _LOGGED_MS,  # rounded to 2 decimals
+    "render:_digest_value_span:cmp:92315a7a": _DIGEST_LINE,  # line <= 0
+    "render:_digest_value_span:const:7a402a4c": _DIGEST_LINE,  # line < 1
+    "render:_digest_value_span:const:6465858b": "the newline after the digest is looked for from the digest's "
+    "start, past the `wheypoint:` line, so it is never found at 0: `end < 1` and `end < 0` agree",
 }
 # Mutants no test can see on Python < 3.12, where sqlite3 has no Connection.setconfig: `_checkpoint_on_close` is
 # then a no-op, and what decides its argument changes nothing. On 3.12+ they are run like any other (and

@@ -389,7 +389,13 @@ def rich_records() -> tuple[dict[str, Any], dict[str, Any]]:
         "slug": "rich",
         "orientation": "Retry backoff is designed, not built.",
         "next": {"move": "cook", "artifact": "specs/retry.md"},
-        "decisions": [{"text": "Cap at 30 s.", "rationale": "The gateway times out at 45 s.", "label": "cap"}],
+        "decisions": [
+            {
+                "text": "Cap at 30 s.",
+                "rationale": "The gateway times out at 45 s.\n\nSo 30 s leaves room.",
+                "label": "cap",
+            }
+        ],
         "questions": [
             {
                 "text": "Full or equal jitter?",
@@ -409,7 +415,11 @@ def rich_records() -> tuple[dict[str, Any], dict[str, Any]]:
                 "gate": "jit",
                 "prior_leaning": "Full jitter.",
                 "options": [
-                    {"option": "Full jitter", "evidence": ["AWS blog", "a simulation"], "breaks": "Nothing."},
+                    {
+                        "option": "Full jitter",
+                        "evidence": ["AWS blog\nand a post", "a simulation"],
+                        "breaks": "Nothing.\nSee r2.",
+                    },
                     {"option": "Equal jitter"},
                 ],
             }
@@ -549,6 +559,8 @@ wheypoint:
 - `{E2}` Cap at 30 s. (since r1)
   Why: The gateway times out at 45 s.
 
+  So 30 s leaves room.
+
 ## Directives
 
 - `{E0}` Never retry a POST. (since r1)
@@ -589,8 +601,10 @@ Gate: `{E3}`
 
 - **Option:** Full jitter
   - Evidence: AWS blog
+    and a post
   - Evidence: a simulation
   - Breaks: Nothing.
+    See r2.
 - **Option:** Equal jitter
 - **Prior leaning:** Full jitter.
 
@@ -706,8 +720,10 @@ Gate: `{E3}`
 
 - **Option:** Full jitter
   - Evidence: AWS blog
+    and a post
   - Evidence: a simulation
   - Breaks: Nothing.
+    See r2.
 - **Option:** Equal jitter
 - **Prior leaning:** Full jitter.
 
@@ -751,3 +767,52 @@ def test_render_writes_each_section_as_pinned() -> None:
     first, second = rich_records()
     assert named(first, render(first)) == RICH_R1
     assert named(second, render(everything(second))) == RICH_EVERYTHING
+
+
+def test_a_code_span_takes_the_shortest_fence_nothing_in_its_text_closes() -> None:
+    from wheypoint.notes.render import code
+
+    assert [code("t1"), code(""), code("a`b"), code("``x`"), code("a\nb")] == [
+        "`t1`", "` `", "`` a`b ``", "``` ``x` ```", "`a\u27eaU+000A\u27ebb`"
+    ]  # fmt: skip
+
+
+MARKDOWN_LINES = {
+    # Block openers, at the start or after quote and list markers, get a backslash; a viewer shows the character.
+    "# h": "\\# h", "   ## h": "   \\## h", "- # h": "- \\# h", "> > # h": "> > \\# h", "1. # h": "1. \\# h",
+    "123456789) # h": "123456789) \\# h", "1234567890) # h": "1234567890) # h", "-\t# h": "-\t\\# h",
+    "-": "\\-", "--": "\\--", "=": "\\=", "  ===  ": "  \\===  ", "- -": "- -", "- - -": "\\- - -",
+    "- ---": "\\- ---", "- --": "\\- --", "* ---": "* \\---", "* --": "* --",
+    "- =": "- =", "> -": "> \\-", "> - ***": "> - \\***", "-  \t": "\\-  \t",
+    "***": "\\***", "**": "**", "* * *": "\\* * *", "___": "\\___", "__": "__", "> ---": "> \\---",
+    "~~~": "\\~~~", "~~": "~~", "```": "\\`\\`\\`", "```a```": "```a```", "[x]: /u": "\\[x]: /u",
+    "[ ] task": "[ ] task", "[x] done": "[x] done", "[X]": "[X]", "[x]:": "\\[x]:", "[y] no": "\\[y] no",
+    "-x": "-x", "+": "+", "+ # h": "+ \\# h", "1.": "1.", "1.5": "1.5", "a # h": "a # h",
+    # `<` before anything but white space, outside code spans; backtick runs nothing closes on the line.
+    "a <b> c": "a \\<b> c", "a < b": "a < b", "a <": "a <", "`<b>`": "`<b>`", "``<b>` `` <b>": "``<b>` `` \\<b>",
+    "`a": "\\`a", "``a`": "\\`\\`a\\`", "\\`<b>`": "\\`\\<b>\\`", "\\<b>": "\\<b>", "\\\\<b>": "\\\\\\<b>",
+    "x\\": "x\\", "a`b`c``": "a`b`c\\`\\`",
+}  # fmt: skip
+
+
+def test_each_line_of_text_is_escaped_as_pinned() -> None:
+    from wheypoint.notes.escapes import markdown_line, opens_block
+
+    assert {line: markdown_line(line) for line in MARKDOWN_LINES} == MARKDOWN_LINES
+    lines = ["> q", "- x", "1) x", "# h", "---", "=", "```", "  * x", "[x]: /u", "a", "", "x - y", "\t"]
+    assert [opens_block(line) for line in lines] == [True] * 8 + [False] * 5
+
+
+def test_a_record_from_elsewhere_gets_a_heading_and_preamble_no_reader_misreads() -> None:
+    # Intake refuses these; a bundle's record is rendered whatever it holds.
+    first, _ = rich_records()
+    record = copy.deepcopy(first)
+    record["orientation"] = "---"
+    record["session"] = {"harness": "<b>", "id": "<i>"}
+    record["git"] = {"branch": "x<b>", "commit": "<abcdef0"}
+    record["decision_dossier"][0]["fork"] = "Full or # equal ##"
+    note = render(record)
+    assert "\n\\---\n" in note and "session: \\<b>:\\<i>\n" in note and "git: x\\<b>@\\<abcdef\n" in note
+    assert "\n### Full or # equal \\##\n" in note
+    parsed = parse_note(note)
+    assert (parsed.session, parsed.git) == ("<b>:<i>", "x<b>@<abcdef")

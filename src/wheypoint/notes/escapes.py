@@ -136,7 +136,9 @@ def markdown_line(line: str) -> str:
 def opens_block(line: str) -> bool:
     """Whether a line under a paragraph line would start a block instead: a quote, a list item, or an opener."""
     body = line.lstrip(" \t")
-    return body[:1] == ">" or (body[:1] != "[" and _block_opener(body) == 0) or bool(body and _list_marker_end(body, 0))
+    if body[:1] == ">" or body.startswith("```"):
+        return True
+    return (body[:1] != "[" and _block_opener(body) == 0) or bool(body and _list_marker_end(body, 0))
 
 
 def _inline(line: str) -> str:
@@ -180,24 +182,31 @@ def _closing_run(line: str, start: int, length: int) -> int:
 
 
 def _block_opener(line: str) -> int | None:
-    """Where a block opener starts in `line`, after any block quote and list markers, or None."""
-    index, size = 0, len(line)
+    """Where a block opener starts in `line`, after any block quote and list markers, or None.
+
+    A list marker opens a new item, where no paragraph stands above to take a setext underline: after one, only
+    a thematic break counts. A quote marker goes on an open quote, whose paragraph may. (A fence of backticks is
+    never left here: `_inline` has escaped every run that no later run on the line closes, and a later run in
+    its info string makes a line no fence.)
+    """
+    index, size, fresh = 0, len(line), False
     while True:
         while index < size and line[index] in " \t":
             index += 1
         if index == size:
             return None
+        rule = _is_break if fresh else is_rule
         if line[index] == ">":
-            index += 1
+            index, fresh = index + 1, False
             continue
         marker = _list_marker_end(line, index)
         if marker is None:
             break
-        if is_rule(line[index:]):
+        if rule(line[index:]):
             return index
-        index = marker
+        index, fresh = marker, True
     rest = line[index:]
-    if rest[0] == "#" or rest.startswith(("```", "~~~")) or is_rule(rest):
+    if rest[0] == "#" or rest.startswith("~~~") or rule(rest):
         return index
     if rest[0] == "[" and not (rest[:3] in ("[ ]", "[x]", "[X]") and rest[3:4] in ("", " ", "\t")):
         return index
@@ -219,10 +228,13 @@ def _list_marker_end(line: str, index: int) -> int | None:
 
 
 def is_rule(text: str) -> bool:
-    """Whether a line is a setext underline (`=` or `-` alone, any length) or a thematic break (three or more `*`,
-    `-` or `_`, spaces and tabs between), white space after it allowed."""
+    """Whether a line is a setext underline (`=` or `-` alone, any length) or a thematic break, white space after
+    it allowed."""
     body = text.strip()
-    if body and body[0] in "=-" and body == body[0] * len(body):
-        return True
-    marks = body.replace(" ", "").replace("\t", "")
+    return (bool(body) and body[0] in "=-" and body == body[0] * len(body)) or _is_break(body)
+
+
+def _is_break(text: str) -> bool:
+    """Whether a line is a thematic break: three or more `*`, `-` or `_`, spaces and tabs between and after."""
+    marks = text.replace(" ", "").replace("\t", "").rstrip()
     return len(marks) >= 3 and marks[0] in "*-_" and marks == marks[0] * len(marks)
