@@ -32,7 +32,8 @@ _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace",
             "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig",
             "wheypoint.model.regular"}  # fmt: skip  # notes are read through the regular-file guard
 _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
-          "wheypoint.store.sqlite.schema", "wheypoint.store.sql", "wheypoint.store.sqlparts"}  # fmt: skip
+          "wheypoint.store.sqlite.schema", "wheypoint.store.sql", "wheypoint.store.sqlparts",
+          "wheypoint.model.integrity"}  # fmt: skip  # every record read for use is checked against its digest
 _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.notes.escapes",
            "wheypoint.model.characters"}  # fmt: skip
 _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.contract", "wheypoint.model.schemacheck",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from wheypoint.model.canonical import digest
 from wheypoint.model.errors import Refusal
 from wheypoint.store import open_store
 from wheypoint.store.rows import Committed, ListedWork, WorkQuery, WorkRef
@@ -29,7 +30,14 @@ class Outcome:
     """What the kernel's build hands the store: a record, its receipt, warnings (synthetic, but complete)."""
 
     def __init__(self, record: dict[str, Any], revision: dict[str, Any]) -> None:
-        self.record, self.revision, self.warnings = record, revision, []
+        self._record, self.revision, self.warnings = record, revision, []
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The record with its digest made true of it as it stands (a test may edit it first): the store serves a
+        record only when its digest holds."""
+        self._record["record_digest"] = digest({k: v for k, v in self._record.items() if k != "record_digest"})
+        return self._record
 
 
 def outcome(work_id: str, number: int, parent: str | None, slug: str | None = None) -> Outcome:
@@ -44,7 +52,7 @@ def outcome(work_id: str, number: int, parent: str | None, slug: str | None = No
         "orientation": "Working on the retry backoff of the gateway client.", "notes": "Notes. " * 50,
         "created_at": "2026-01-01T00:00:00Z", "updated_at": stamp, "entries": entries,
         "edges": [{"ref": "other-work", "kind": "relates_to"}], "artifact_links": [{"ref": "a.py", "digest": None}],
-        "working_context": ["retry.py:2"], "record_digest": "sha256:" + rev,
+        "working_context": ["retry.py:2"],
     }  # fmt: skip
     revision = {"revision_id": rev, "revision_number": number, "parent_revision_id": parent, "captured_at": stamp}
     return Outcome(record, revision)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from test_store import Outcome
+from wheypoint.model.canonical import digest
 from wheypoint.model.errors import Refusal
 from wheypoint.store import open_store
 from wheypoint.store.base import Store
@@ -105,8 +106,9 @@ def _commit(store: Store, op: tuple[Any, ...]) -> Any:
         "entries": [{**e, "id": f"e{n}"} for n, e in enumerate(entries)],
         "edges": [{"ref": ref, "kind": "relates_to"} for ref in dict.fromkeys(refs)],
         "artifact_links": [{"ref": ref, "digest": None} for ref in dict.fromkeys(refs) if ref.endswith(".py")],
-        "working_context": [], "record_digest": f"sha256:{work_id}-{number}",
+        "working_context": [],
     }  # fmt: skip
+    record["record_digest"] = digest(record)  # the store serves a record only when its digest is true
     revision = {"revision_id": record["revision_id"], "revision_number": number, "parent_revision_id": parent,
                 "captured_at": record["updated_at"]}  # fmt: skip
     try:

@@ -71,12 +71,17 @@ def check_store(ctx: Context, problems: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _verify_records(store: Store, problems: list[dict[str, Any]], location: str) -> dict[str, Any]:
     from wheypoint.model.bundle import verify_chain
+    from wheypoint.model.integrity import intact
 
     works = store.works_to_check()
     revisions = broken = 0
+    corrupt: list[dict[str, Any]] = []  # every record a read for use refuses (`record-corrupt`), none left out
     for work_id, _project, slug, head_id, head_number in works:
         rows = store.revisions_to_check(work_id)
         revisions += len(rows)
+        corrupt += [{"work_id": work_id, "slug": slug, "revision_id": revision_id, "revision_number": number}
+                    for revision_id, number, _parent, column, text, _receipt in rows
+                    if intact(work_id, revision_id, column, text) is None]  # fmt: skip
         wrong = _row_problem(work_id, slug, rows, head_id, head_number, verify_chain)
         if wrong is not None:
             broken += 1
@@ -88,7 +93,8 @@ def _verify_records(store: Store, problems: list[dict[str, Any]], location: str)
     if broken > MAX_LISTED:
         problems.append(finding("record-digest-mismatch", f"and {broken - MAX_LISTED} more works fail their check",
                                 path=location))  # fmt: skip
-    return {"works": len(works), "revisions": revisions, "works_failing_verification": broken}
+    return {"works": len(works), "revisions": revisions, "works_failing_verification": broken,
+            "corrupt_records": corrupt}  # fmt: skip
 
 
 def _row_problem(work_id: str, slug: str, rows: list[tuple[str, int, str | None, str, str, str]], head_id: str,
@@ -141,7 +147,12 @@ def check_notes(ctx: Context, fix: bool, problems: list[dict[str, Any]], fixed: 
     try:
         for work_id, *_ in works:
             assert store is not None
-            ref, record = store.work(work_id), store.record(work_id)
+            try:
+                ref, record = store.work(work_id), store.record(work_id)
+            except Refusal as refusal:
+                if refusal.code != "record-corrupt":  # listed by the store's check (record-digest-mismatch)
+                    raise
+                continue
             if ref is None or record is None:
                 continue
             place = place_of(ctx, ref)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+from wheypoint.model.errors import Refusal
 from wheypoint.store.rows import Committed, ListedWork, WorkRef
 from wheypoint.store.sqlparts import WORK_COLUMNS, like_escaped
 
@@ -34,6 +35,23 @@ if TYPE_CHECKING:
 def dumps(value: Any) -> str:
     """A record or receipt as stored: compact JSON with sorted keys."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def intact_record(work_id: str, revision_id: str, column_digest: Any, text: Any) -> dict[str, Any]:
+    """A stored record read for use, refused (`record-corrupt`) unless it is the one its row says it is.
+
+    The invariant every read for use relies on (show, resolve, export, a note, the head a write builds on):
+    bytes changed inside a row, which the database's own integrity check cannot see, are never served or built
+    on (model/integrity.intact says what "the one its row says" means); `doctor` lists every such record.
+    """
+    from wheypoint.model.integrity import intact
+
+    record = intact(work_id, revision_id, column_digest, text)
+    if record is None:
+        raise Refusal("record-corrupt", f"the stored record of work {work_id}, revision {revision_id}, is not the "
+                      "one its digest names: it was changed in the store, so it is not used; `wheypoint doctor` "
+                      "lists every such record", details={"work_id": work_id, "revision_id": revision_id})  # fmt: skip
+    return record
 
 
 def search_texts(record: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -168,15 +186,16 @@ class SqlStore:
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         if revision_id is None:
             row = self._one(
-                "SELECT r.record_json FROM works w JOIN revisions r ON r.revision_id = w.head_revision_id "
-                "WHERE w.work_id = ?",
+                "SELECT r.record_json, r.revision_id, r.record_digest FROM works w "
+                "JOIN revisions r ON r.revision_id = w.head_revision_id WHERE w.work_id = ?",
                 (work_id,),
             )
         else:
             row = self._one(
-                "SELECT record_json FROM revisions WHERE revision_id = ? AND work_id = ?", (revision_id, work_id)
+                "SELECT record_json, revision_id, record_digest FROM revisions WHERE revision_id = ? AND work_id = ?",
+                (revision_id, work_id),
             )
-        return json.loads(row[0]) if row else None
+        return intact_record(work_id, str(row[1]), row[2], row[0]) if row else None
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
@@ -242,7 +261,8 @@ class SqlStore:
             (candidate, work_id),
         )
         if replay:
-            return Committed(json.loads(replay[0][0]), json.loads(replay[0][1]), replayed=True, warnings=[])
+            record = intact_record(work_id, candidate, None, replay[0][0])
+            return Committed(record, json.loads(replay[0][1]), replayed=True, warnings=[])
         from wheypoint.model.bases import base_refusal  # only writes need the rule
 
         head = self.record(work_id)
