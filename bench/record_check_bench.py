@@ -30,7 +30,23 @@ from wheypoint.model.integrity import intact  # noqa: E402
 
 
 def _intents() -> dict[str, dict[str, object]]:
-    words = "the retry backoff of the gateway client stays capped, and every POST is sent once ".split(" ")
+    words = [
+        "the",
+        "retry",
+        "backoff",
+        "of",
+        "the",
+        "gateway",
+        "client",
+        "stays",
+        "capped,",
+        "and",
+        "every",
+        "POST",
+        "is",
+        "sent",
+        "once",
+    ]
     prose = " ".join(words[n % len(words)] for n in range(1400))[:7900]  # a pasted paragraph, verbatim
     decisions = [{"text": f"Decision {n}: keep the retry cap at {n} seconds for the gateway client.",
                   "rationale": "The gateway gives up later than that. " * 40} for n in range(64)]  # fmt: skip
