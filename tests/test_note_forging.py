@@ -220,6 +220,7 @@ def test_no_text_can_forge_the_note(texts: dict[str, str], meat: str, listed: bo
 
 @given(st.text())
 def test_the_escape_is_reversible_for_any_text(text: str) -> None:
+    assert unescape("\u27eaU+10FFFF\u27eb\u27eaU+110000\u27eb") == "\U0010ffff\u27eaU+110000\u27eb"
     shown = escape(text)
     assert unescape(shown) == text
     assert first_hidden(shown.replace("\n", " ")) is None
@@ -394,7 +395,8 @@ def rich_records() -> tuple[dict[str, Any], dict[str, Any]]:
                 "text": "Cap at 30 s.",
                 "rationale": "The gateway times out at 45 s.\n\nSo 30 s leaves room.",
                 "label": "cap",
-            }
+            },
+            {"text": "Log every retry.", "rationale": "Ops asked."},
         ],
         "questions": [
             {
@@ -546,12 +548,12 @@ wheypoint:
 
 ## Gates
 
-- `{E3}` Full or equal jitter? (owner: payments lead; when: Friday; since r1)
+- `{E4}` Full or equal jitter? (owner: payments lead; when: Friday; since r1)
   Why: Both are standard.
 
 ## Open entries
 
-- `{E4}` CI is red. (since r1)
+- `{E5}` CI is red. (since r1)
   Why: A flaky test.
 
 ## Decisions
@@ -560,6 +562,8 @@ wheypoint:
   Why: The gateway times out at 45 s.
 
   So 30 s leaves room.
+- `{E3}` Log every retry. (since r1)
+  Why: Ops asked.
 
 ## Directives
 
@@ -597,7 +601,7 @@ Then the client.
 
 ### Full or equal jitter?
 
-Gate: `{E3}`
+Gate: `{E4}`
 
 - **Option:** Full jitter
   - Evidence: AWS blog
@@ -618,8 +622,9 @@ Gate: `{E3}`
 - `{E0}`: directive, active
 - `{E1}`: operator_directive, active
 - `{E2}`: decision, active
-- `{E3}`: question, active
-- `{E4}`: blocker, active
+- `{E3}`: decision, active
+- `{E4}`: question, active
+- `{E5}`: blocker, active
 - next: cook: implement the approved spec named in artifact
 - continue: `wheypoint checkpoint rich --base {REV} ...`
 """
@@ -656,13 +661,15 @@ wheypoint:
 
 # Wheypoint handoff
 
-> **Stale orientation:** the orientation at the top was stated at r1; decisions changed at r2 ({E2}, {E5}, {E6}). Read the Decisions section.
+> **Stale orientation:** the orientation at the top was stated at r1; decisions changed at r2 ({E2}, {E6}, {E7}). Read the Decisions section.
 
 ## Decisions
 
-- `{E5}` Use full jitter. (since r2)
+- `{E3}` Log every retry. (since r1)
+  Why: Ops asked.
+- `{E6}` Use full jitter. (since r2)
   Why: Spreads retries.
-- `{E6}` Cap at 20 s. (since r2)
+- `{E7}` Cap at 20 s. (since r2)
   Why: Tighter.
 
 ## Directives
@@ -686,18 +693,18 @@ wheypoint:
 
 ## Notes
 
-> **Stale notes:** written at r1; decisions changed at r2 ({E2}, {E5}, {E6}). Read the Decisions section.
+> **Stale notes:** written at r1; decisions changed at r2 ({E2}, {E6}, {E7}). Read the Decisions section.
 
 Read the spec first.
 Then the client.
 
 ## Superseded
 
-- `{E2}` (decision, superseded at r2 by `{E6}`) Cap at 30 s.
+- `{E2}` (decision, superseded at r2 by `{E7}`) Cap at 30 s.
   Why: The gateway changed.
-- `{E3}` (question, resolved at r2) Full or equal jitter?
+- `{E4}` (question, resolved at r2) Full or equal jitter?
   Why: The lead chose full jitter.
-- `{E4}` (blocker, moved at r2) CI is red.
+- `{E5}` (blocker, moved at r2) CI is red.
   Why: Split off.
 
 ## Context
@@ -714,7 +721,7 @@ Then the client.
 
 ### Full or equal jitter?
 
-Gate: `{E3}`
+Gate: `{E4}`
 
 **Decided** in r2 (resolved): The lead chose full jitter.
 
@@ -736,7 +743,7 @@ Gate: `{E3}`
 
 - parent: shop/parent at `rev-0123456789abcdef` (forked in r1)
 - parent: shop/other (joined in r2)
-- child: shop/child (forked at r2): took `{E4}`
+- child: shop/child (forked at r2): took `{E5}`
 - child: shop/sink (joined at r2)
 
 ## Local references
@@ -753,10 +760,11 @@ Gate: `{E3}`
 - `{E0}`: directive, active
 - `{E1}`: operator_directive, active
 - `{E2}`: decision, superseded
-- `{E3}`: question, resolved
-- `{E4}`: blocker, moved
-- `{E5}`: decision, active
+- `{E3}`: decision, active
+- `{E4}`: question, resolved
+- `{E5}`: blocker, moved
 - `{E6}`: decision, active
+- `{E7}`: decision, active
 - next: tasks: run the independent tasks below, each in its own worktree
 - continue: `wheypoint checkpoint rich --base {REV} ...`
 """  # noqa: E501
@@ -792,6 +800,7 @@ MARKDOWN_LINES = {
     "a <b> c": "a \\<b> c", "a < b": "a < b", "a <": "a <", "`<b>`": "`<b>`", "``<b>` `` <b>": "``<b>` `` \\<b>",
     "`a": "\\`a", "``a`": "\\`\\`a\\`", "\\`<b>`": "\\`\\<b>\\`", "\\<b>": "\\<b>", "\\\\<b>": "\\\\\\<b>",
     "x\\": "x\\", "a`b`c``": "a`b`c\\`\\`",
+    "`a``": "\\`a\\`\\`", "  ": "  ", "": "", "a``b``": "a``b``", "`a`` ``b`": "`a`` ``b`",
 }  # fmt: skip
 
 
