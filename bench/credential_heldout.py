@@ -62,7 +62,11 @@ def chosen_password(rng: random.Random) -> str:
 # (it goes into forms as it is, not behind a name a person chose).
 class Fmt:
     def __init__(
-        self, make: Callable[[random.Random], tuple[str, str]], label: str, names: tuple[str, ...], wrapped: bool = False
+        self,
+        make: Callable[[random.Random], tuple[str, str]],
+        label: str,
+        names: tuple[str, ...],
+        wrapped: bool = False,
     ) -> None:
         self.make, self.label, self.names, self.wrapped = make, label, names, wrapped
 
@@ -122,7 +126,10 @@ def _sas_query(rng: random.Random, sig: str) -> str:
 def _sas_url(rng: random.Random) -> tuple[str, str]:
     sig = _sas_sig(rng)
     acct = rng.choice(("acmebackups", "stlogs01", "mediaprod"))
-    return f"https://{acct}.blob.core.windows.net/{rng.choice(('dumps', 'exports', 'raw'))}/file.tar?{_sas_query(rng, sig)}", sig
+    return (
+        f"https://{acct}.blob.core.windows.net/{rng.choice(('dumps', 'raw'))}/file.tar?{_sas_query(rng, sig)}",
+        sig,
+    )
 
 
 def _sas_conn(rng: random.Random) -> tuple[str, str]:
@@ -173,8 +180,9 @@ def _curl_user(rng: random.Random) -> tuple[str, str]:
 
 def _supabase_jwt(rng: random.Random) -> str:
     header = b64json({"alg": "HS256", "typ": "JWT"})
-    payload = b64json({"iss": "supabase", "ref": rnd(rng, AZ, 20), "role": "service_role",
-                       "iat": rng.randint(1_650_000_000, 1_700_000_000), "exp": rng.randint(1_900_000_000, 2_000_000_000)})  # fmt: skip
+    iat = rng.randint(1_650_000_000, 1_700_000_000)
+    claims = {"iss": "supabase", "ref": rnd(rng, AZ, 20), "role": "service_role", "iat": iat, "exp": iat + 10**8}
+    payload = b64json(claims)
     return f"{header}.{payload}.{rnd(rng, URLC, 43)}"
 
 
@@ -192,7 +200,10 @@ def _okta(rng: random.Random) -> tuple[str, str]:
 def _pg(rng: random.Random) -> tuple[str, str]:
     pw = chosen_password(rng).replace("@", "").replace("/", "").replace(":", "").replace("'", "")
     scheme = rng.choice(("postgresql", "postgres", "mysql", "mongodb+srv", "redis", "amqp"))
-    return f"{scheme}://{rng.choice(('svc', 'app_rw', 'root'))}:{pw}@{rng.choice(('10.0.3.7', 'db.prod.lan'))}:5432/main", pw
+    return (
+        f"{scheme}://{rng.choice(('svc', 'app_rw', 'root'))}:{pw}@{rng.choice(('10.0.3.7', 'db.prod.lan'))}:5432/main",
+        pw,
+    )
 
 
 def _discord(rng: random.Random) -> str:
@@ -202,67 +213,182 @@ def _discord(rng: random.Random) -> str:
 
 def _jwt(rng: random.Random) -> str:
     header = b64json({"alg": rng.choice(("HS256", "RS256")), "typ": "JWT"})
-    payload = b64json({"sub": rnd(rng, HEXC, 12), "scope": "read write", "exp": rng.randint(1_800_000_000, 1_900_000_000)})
+    payload = b64json(
+        {"sub": rnd(rng, HEXC, 12), "scope": "read write", "exp": rng.randint(1_800_000_000, 1_900_000_000)}
+    )
     return f"{header}.{payload}.{rnd(rng, URLC, 43)}"
 
 
 J = "".join  # prefixes are joined from pieces at run time
 FORMATS: dict[str, Fmt] = {
-    "aws-access-key-id": Fmt(tok(lambda r: J(("AK", "IA")) + rnd(r, UP + "234567", 16)), "AWS key id", ("AWS_ACCESS_KEY_ID", "aws_access_key")),
-    "aws-secret-key": Fmt(tok(lambda r: rnd(r, B64C, 40)), "AWS secret access key", ("AWS_SECRET_ACCESS_KEY", "aws_secret_key")),
+    "aws-access-key-id": Fmt(
+        tok(lambda r: J(("AK", "IA")) + rnd(r, UP + "234567", 16)),
+        "AWS key id",
+        ("AWS_ACCESS_KEY_ID", "aws_access_key"),
+    ),
+    "aws-secret-key": Fmt(
+        tok(lambda r: rnd(r, B64C, 40)), "AWS secret access key", ("AWS_SECRET_ACCESS_KEY", "aws_secret_key")
+    ),
     "github-classic": Fmt(tok(lambda r: J(("gh", "p_")) + rnd(r, AN, 36)), "github PAT", ("GH_PAT", "github_token")),
-    "github-fine-grained": Fmt(tok(lambda r: J(("github", "_pat_")) + rnd(r, AN, 22) + "_" + rnd(r, AN, 59)), "fine-grained github token", ("GITHUB_PAT", "gh_token")),
-    "github-oauth": Fmt(tok(lambda r: J(("gh", "o_")) + rnd(r, AN, 36)), "github oauth token", ("GH_OAUTH", "oauth_token")),
-    "gitlab-pat": Fmt(tok(lambda r: J(("gl", "pat-")) + rnd(r, URLC, 20)), "gitlab access token", ("CI_GITLAB_TOKEN", "gitlab_pat")),
-    "openai": Fmt(tok(lambda r: J(("sk-", "proj-")) + rnd(r, URLC, 58)), "openai key", ("OPENAI_KEY", "openai_api_key")),
-    "anthropic": Fmt(tok(lambda r: J(("sk-", "ant-", "api03-")) + rnd(r, URLC, 93) + "AA"), "claude api key", ("ANTHROPIC_KEY", "anthropic")),
-    "stripe-live": Fmt(tok(lambda r: J(("sk", "_live_")) + rnd(r, AN, r.choice((24, 99)))), "stripe secret key", ("STRIPE_KEY", "stripe_secret")),
-    "stripe-webhook-secret": Fmt(tok(lambda r: J(("wh", "sec_")) + rnd(r, AN, 32)), "stripe webhook signing secret", ("STRIPE_WEBHOOK_SECRET", "webhook_secret")),
-    "slack-bot": Fmt(tok(lambda r: J(("xo", "xb-")) + rnd(r, NUM, 11) + "-" + rnd(r, NUM, 13) + "-" + rnd(r, AN, 24)), "slack bot token", ("SLACK_TOKEN", "slack_bot_token")),
-    "slack-webhook": Fmt(tok(lambda r: J(("https://hooks.", "slack.com/services/T")) + rnd(r, UP + NUM, 10) + "/B" + rnd(r, UP + NUM, 10) + "/" + rnd(r, AN, 24)), "slack webhook url", ("SLACK_HOOK", "slack_webhook")),
-    "google-api-key": Fmt(tok(lambda r: J(("AI", "za")) + rnd(r, URLC, 35)), "google maps key", ("MAPS_API_KEY", "google_key")),
-    "sendgrid": Fmt(tok(lambda r: J(("S", "G.")) + rnd(r, URLC, 22) + "." + rnd(r, URLC, 43)), "sendgrid key", ("SENDGRID_KEY", "sendgrid")),
-    "twilio-api-key": Fmt(tok(lambda r: J(("S", "K")) + rnd(r, HEXC, 32)), "twilio api key", ("TWILIO_KEY_SID", "twilio_key")),
-    "huggingface": Fmt(tok(lambda r: J(("h", "f_")) + rnd(r, AZ + UP, 34)), "hugging face token", ("HUGGINGFACE_TOKEN", "hf_token")),
+    "github-fine-grained": Fmt(
+        tok(lambda r: J(("github", "_pat_")) + rnd(r, AN, 22) + "_" + rnd(r, AN, 59)),
+        "fine-grained github token",
+        ("GITHUB_PAT", "gh_token"),
+    ),
+    "github-oauth": Fmt(
+        tok(lambda r: J(("gh", "o_")) + rnd(r, AN, 36)), "github oauth token", ("GH_OAUTH", "oauth_token")
+    ),
+    "gitlab-pat": Fmt(
+        tok(lambda r: J(("gl", "pat-")) + rnd(r, URLC, 20)), "gitlab access token", ("CI_GITLAB_TOKEN", "gitlab_pat")
+    ),
+    "openai": Fmt(
+        tok(lambda r: J(("sk-", "proj-")) + rnd(r, URLC, 58)), "openai key", ("OPENAI_KEY", "openai_api_key")
+    ),
+    "anthropic": Fmt(
+        tok(lambda r: J(("sk-", "ant-", "api03-")) + rnd(r, URLC, 93) + "AA"),
+        "claude api key",
+        ("ANTHROPIC_KEY", "anthropic"),
+    ),
+    "stripe-live": Fmt(
+        tok(lambda r: J(("sk", "_live_")) + rnd(r, AN, r.choice((24, 99)))),
+        "stripe secret key",
+        ("STRIPE_KEY", "stripe_secret"),
+    ),
+    "stripe-webhook-secret": Fmt(
+        tok(lambda r: J(("wh", "sec_")) + rnd(r, AN, 32)),
+        "stripe webhook signing secret",
+        ("STRIPE_WEBHOOK_SECRET", "webhook_secret"),
+    ),
+    "slack-bot": Fmt(
+        tok(lambda r: J(("xo", "xb-")) + rnd(r, NUM, 11) + "-" + rnd(r, NUM, 13) + "-" + rnd(r, AN, 24)),
+        "slack bot token",
+        ("SLACK_TOKEN", "slack_bot_token"),
+    ),
+    "slack-webhook": Fmt(
+        tok(
+            lambda r: (
+                J(("https://hooks.", "slack.com/services/T"))
+                + rnd(r, UP + NUM, 10)
+                + "/B"
+                + rnd(r, UP + NUM, 10)
+                + "/"
+                + rnd(r, AN, 24)
+            )
+        ),
+        "slack webhook url",
+        ("SLACK_HOOK", "slack_webhook"),
+    ),
+    "google-api-key": Fmt(
+        tok(lambda r: J(("AI", "za")) + rnd(r, URLC, 35)), "google maps key", ("MAPS_API_KEY", "google_key")
+    ),
+    "sendgrid": Fmt(
+        tok(lambda r: J(("S", "G.")) + rnd(r, URLC, 22) + "." + rnd(r, URLC, 43)),
+        "sendgrid key",
+        ("SENDGRID_KEY", "sendgrid"),
+    ),
+    "twilio-api-key": Fmt(
+        tok(lambda r: J(("S", "K")) + rnd(r, HEXC, 32)), "twilio api key", ("TWILIO_KEY_SID", "twilio_key")
+    ),
+    "huggingface": Fmt(
+        tok(lambda r: J(("h", "f_")) + rnd(r, AZ + UP, 34)), "hugging face token", ("HUGGINGFACE_TOKEN", "hf_token")
+    ),
     "npm": Fmt(tok(lambda r: J(("np", "m_")) + rnd(r, AN, 36)), "npm publish token", ("NPM_AUTH", "npm_token")),
-    "pypi": Fmt(tok(lambda r: J(("py", "pi-", "AgEIcHlwaS5vcmc")) + rnd(r, URLC, 80)), "pypi upload token", ("TWINE_PASSWORD", "pypi_token")),
-    "digitalocean": Fmt(tok(lambda r: J(("do", "p_v1_")) + rnd(r, HEXC, 64)), "digitalocean token", ("DO_TOKEN", "do_api_token")),
+    "pypi": Fmt(
+        tok(lambda r: J(("py", "pi-", "AgEIcHlwaS5vcmc")) + rnd(r, URLC, 80)),
+        "pypi upload token",
+        ("TWINE_PASSWORD", "pypi_token"),
+    ),
+    "digitalocean": Fmt(
+        tok(lambda r: J(("do", "p_v1_")) + rnd(r, HEXC, 64)), "digitalocean token", ("DO_TOKEN", "do_api_token")
+    ),
     "discord-bot": Fmt(tok(_discord), "discord bot token", ("DISCORD_TOKEN", "bot_token")),
-    "telegram-bot": Fmt(tok(lambda r: rnd(r, NUM, 10) + ":" + "AA" + rnd(r, URLC, 33)), "telegram bot token", ("TG_BOT_TOKEN", "telegram")),
+    "telegram-bot": Fmt(
+        tok(lambda r: rnd(r, NUM, 10) + ":" + "AA" + rnd(r, URLC, 33)),
+        "telegram bot token",
+        ("TG_BOT_TOKEN", "telegram"),
+    ),
     "telegram-url": Fmt(_telegram_url, "telegram webhook url", ("TG_WEBHOOK", "notify_url"), wrapped=True),
-    "shopify": Fmt(tok(lambda r: J(("sh", "pat_")) + rnd(r, HEXC, 32)), "shopify admin token", ("SHOPIFY_ADMIN", "shopify_token")),
-    "vault": Fmt(tok(lambda r: J(("hv", "s.")) + rnd(r, URLC, r.choice((26, 92)))), "vault token", ("VAULT_TOKEN", "vault")),
-    "doppler": Fmt(tok(lambda r: J(("dp", ".pt.")) + rnd(r, AN, 43)), "doppler service token", ("DOPPLER_TOKEN", "doppler")),
-    "databricks": Fmt(tok(lambda r: J(("da", "pi")) + rnd(r, HEXC, 32)), "databricks PAT", ("DATABRICKS_TOKEN", "dbx_token")),
+    "shopify": Fmt(
+        tok(lambda r: J(("sh", "pat_")) + rnd(r, HEXC, 32)), "shopify admin token", ("SHOPIFY_ADMIN", "shopify_token")
+    ),
+    "vault": Fmt(
+        tok(lambda r: J(("hv", "s.")) + rnd(r, URLC, r.choice((26, 92)))), "vault token", ("VAULT_TOKEN", "vault")
+    ),
+    "doppler": Fmt(
+        tok(lambda r: J(("dp", ".pt.")) + rnd(r, AN, 43)), "doppler service token", ("DOPPLER_TOKEN", "doppler")
+    ),
+    "databricks": Fmt(
+        tok(lambda r: J(("da", "pi")) + rnd(r, HEXC, 32)), "databricks PAT", ("DATABRICKS_TOKEN", "dbx_token")
+    ),
     "mailgun": Fmt(tok(lambda r: J(("ke", "y-")) + rnd(r, HEXC, 32)), "mailgun api key", ("MAILGUN_KEY", "mailgun")),
     "linear": Fmt(tok(lambda r: J(("lin", "_api_")) + rnd(r, AN, 40)), "linear api key", ("LINEAR_KEY", "linear")),
-    "atlassian": Fmt(tok(lambda r: J(("ATA", "TT3")) + rnd(r, URLC, 186)), "jira api token", ("JIRA_API_TOKEN", "jira_token")),
-    "postman": Fmt(tok(lambda r: J(("PM", "AK-")) + rnd(r, HEXC, 24) + "-" + rnd(r, HEXC, 34)), "postman key", ("POSTMAN_KEY", "postman")),
-    "grafana-sa": Fmt(tok(lambda r: J(("gl", "sa_")) + rnd(r, AN, 32) + "_" + rnd(r, HEXC, 8)), "grafana service account token", ("GRAFANA_SA_TOKEN", "grafana")),
-    "pulumi": Fmt(tok(lambda r: J(("pu", "l-")) + rnd(r, HEXC, 40)), "pulumi access token", ("PULUMI_ACCESS_TOKEN", "pulumi")),
-    "rubygems": Fmt(tok(lambda r: J(("ruby", "gems_")) + rnd(r, HEXC, 48)), "rubygems api key", ("GEM_HOST_API_KEY", "rubygems")),
-    "age": Fmt(tok(lambda r: J(("AGE-", "SECRET-", "KEY-1")) + rnd(r, BECH, 58).upper()), "age identity", ("SOPS_AGE_KEY", "age_key")),
-    "newrelic": Fmt(tok(lambda r: J(("NR", "AK-")) + rnd(r, UP + NUM, 27)), "new relic user key", ("NEW_RELIC_KEY", "newrelic")),
+    "atlassian": Fmt(
+        tok(lambda r: J(("ATA", "TT3")) + rnd(r, URLC, 186)), "jira api token", ("JIRA_API_TOKEN", "jira_token")
+    ),
+    "postman": Fmt(
+        tok(lambda r: J(("PM", "AK-")) + rnd(r, HEXC, 24) + "-" + rnd(r, HEXC, 34)),
+        "postman key",
+        ("POSTMAN_KEY", "postman"),
+    ),
+    "grafana-sa": Fmt(
+        tok(lambda r: J(("gl", "sa_")) + rnd(r, AN, 32) + "_" + rnd(r, HEXC, 8)),
+        "grafana service account token",
+        ("GRAFANA_SA_TOKEN", "grafana"),
+    ),
+    "pulumi": Fmt(
+        tok(lambda r: J(("pu", "l-")) + rnd(r, HEXC, 40)), "pulumi access token", ("PULUMI_ACCESS_TOKEN", "pulumi")
+    ),
+    "rubygems": Fmt(
+        tok(lambda r: J(("ruby", "gems_")) + rnd(r, HEXC, 48)), "rubygems api key", ("GEM_HOST_API_KEY", "rubygems")
+    ),
+    "age": Fmt(
+        tok(lambda r: J(("AGE-", "SECRET-", "KEY-1")) + rnd(r, BECH, 58).upper()),
+        "age identity",
+        ("SOPS_AGE_KEY", "age_key"),
+    ),
+    "newrelic": Fmt(
+        tok(lambda r: J(("NR", "AK-")) + rnd(r, UP + NUM, 27)), "new relic user key", ("NEW_RELIC_KEY", "newrelic")
+    ),
     "jwt": Fmt(tok(_jwt), "bearer jwt", ("ACCESS_JWT", "jwt")),
     "pem": Fmt(_pem, "ssh private key", ("DEPLOY_KEY", "ssh_key"), wrapped=True),
     "ppk": Fmt(_ppk, "putty key", ("PUTTY_KEY", "ppk"), wrapped=True),
     "db-url": Fmt(_pg, "database url", ("DB_URL", "dsn"), wrapped=True),
-    "azure-storage": Fmt(_storage_conn, "storage connection string", ("AZURE_STORAGE_CONNECTION_STRING", "storage"), wrapped=True),
+    "azure-storage": Fmt(
+        _storage_conn, "storage connection string", ("AZURE_STORAGE_CONNECTION_STRING", "storage"), wrapped=True
+    ),
     "azure-sas-url": Fmt(_sas_url, "SAS url", ("BACKUP_SAS_URL", "sas_url"), wrapped=True),
     "azure-sas-conn": Fmt(_sas_conn, "SAS connection string", ("AZURE_BLOB_SAS", "blob_sas"), wrapped=True),
-    "azure-servicebus": Fmt(_servicebus, "service bus connection string", ("SERVICEBUS_CONN", "servicebus"), wrapped=True),
+    "azure-servicebus": Fmt(
+        _servicebus, "service bus connection string", ("SERVICEBUS_CONN", "servicebus"), wrapped=True
+    ),
     "tailscale": Fmt(tok(_tailscale), "tailscale auth key", ("TS_AUTHKEY", "tailscale_key")),
     "curl-user": Fmt(_curl_user, "curl basic auth", ("HEALTHCHECK_CMD", "probe"), wrapped=True),
-    "docker-pat": Fmt(tok(lambda r: J(("dck", "r_pat_")) + rnd(r, URLC, 27)), "docker hub PAT", ("DOCKERHUB_TOKEN", "docker_pat")),
-    "supabase-secret": Fmt(tok(lambda r: J(("sb", "_secret_")) + rnd(r, URLC, 31)), "supabase secret key", ("SUPABASE_SECRET_KEY", "supabase_secret")),
-    "supabase-service-role": Fmt(tok(_supabase_jwt), "supabase service_role key", ("SUPABASE_SERVICE_ROLE_KEY", "service_role")),
+    "docker-pat": Fmt(
+        tok(lambda r: J(("dck", "r_pat_")) + rnd(r, URLC, 27)), "docker hub PAT", ("DOCKERHUB_TOKEN", "docker_pat")
+    ),
+    "supabase-secret": Fmt(
+        tok(lambda r: J(("sb", "_secret_")) + rnd(r, URLC, 31)),
+        "supabase secret key",
+        ("SUPABASE_SECRET_KEY", "supabase_secret"),
+    ),
+    "supabase-service-role": Fmt(
+        tok(_supabase_jwt), "supabase service_role key", ("SUPABASE_SERVICE_ROLE_KEY", "service_role")
+    ),
     "wireguard": Fmt(tok(lambda r: b64bytes(r, 32)), "wireguard private key", ("WG_PRIVATE_KEY", "wg_private_key")),
     "okta-ssws": Fmt(_okta, "okta api token header", ("OKTA_HEADER", "okta_auth"), wrapped=True),
-    "sentry-user": Fmt(tok(lambda r: J(("sntr", "yu_")) + rnd(r, HEXC, 64)), "sentry auth token", ("SENTRY_AUTH_TOKEN", "sentry")),
+    "sentry-user": Fmt(
+        tok(lambda r: J(("sntr", "yu_")) + rnd(r, HEXC, 64)), "sentry auth token", ("SENTRY_AUTH_TOKEN", "sentry")
+    ),
     "figma": Fmt(tok(lambda r: J(("fig", "d_")) + rnd(r, URLC, 40)), "figma token", ("FIGMA_TOKEN", "figma")),
-    "flyio": Fmt(tok(lambda r: J(("Fly", "V1 fm2_")) + rnd(r, URLC, 120)), "fly.io deploy token", ("FLY_API_TOKEN", "fly_token")),
-    "notion": Fmt(tok(lambda r: J(("nt", "n_")) + rnd(r, AN, 46)), "notion integration secret", ("NOTION_TOKEN", "notion")),
-    "square": Fmt(tok(lambda r: J(("sq0", "atp-")) + rnd(r, URLC, 22)), "square access token", ("SQUARE_TOKEN", "square")),
+    "flyio": Fmt(
+        tok(lambda r: J(("Fly", "V1 fm2_")) + rnd(r, URLC, 120)), "fly.io deploy token", ("FLY_API_TOKEN", "fly_token")
+    ),
+    "notion": Fmt(
+        tok(lambda r: J(("nt", "n_")) + rnd(r, AN, 46)), "notion integration secret", ("NOTION_TOKEN", "notion")
+    ),
+    "square": Fmt(
+        tok(lambda r: J(("sq0", "atp-")) + rnd(r, URLC, 22)), "square access token", ("SQUARE_TOKEN", "square")
+    ),
 }
 
 
@@ -279,7 +405,7 @@ PACKS: dict[str, dict[str, tuple[str, ...]]] = {
             "for the record, {L} = {V} (don't commit it)",
             "Can you check why {V} gets a 401? it's our {L}.",
         ),
-        "assignment": ("{N}={V}", "{N} = '{V}'", "set {N}={V}", "const {n} = \"{V}\";", "{n} := \"{V}\""),
+        "assignment": ("{N}={V}", "{N} = '{V}'", "set {N}={V}", 'const {n} = "{V}";', '{n} := "{V}"'),
         "json": (
             '{{"{n}": "{V}"}}',
             '{{"env": {{"{N}": "{V}"}}, "region": "eu-west-1"}}',
@@ -288,7 +414,7 @@ PACKS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "yaml": (
             "{n}: {V}",
-            "env:\n  {N}: \"{V}\"",
+            'env:\n  {N}: "{V}"',
             "- name: {N}\n  value: '{V}'",
             "secrets:\n  {n}: {V}\n  region: us-east-1",
         ),
@@ -308,14 +434,14 @@ PACKS: dict[str, dict[str, tuple[str, ...]]] = {
             "the build fails with our {L} `{V}` - is it scoped wrong?",
             "I think the {L} is {V} but double check",
         ),
-        "assignment": ("{N} := {V}", "{n}='{V}'", "$env:{N} = \"{V}\"", "private val {n} = \"{V}\"", "{N}=\"{V}\" # prod"),
+        "assignment": ("{N} := {V}", "{n}='{V}'", '$env:{N} = "{V}"', 'private val {n} = "{V}"', '{N}="{V}" # prod'),
         "json": (
             '{{"credentials": {{"{n}": "{V}"}}}}',
             '{{"{N}":"{V}","debug":false}}',
             '{{"variables": [{{"key": "{n}", "value": "{V}", "secret": true}}]}}',
         ),
         "yaml": (
-            "  {n}: \"{V}\"",
+            '  {n}: "{V}"',
             "config:\n  auth:\n    {n}: {V}",
             "environment:\n  - {N}={V}",
             "{N}: >-\n  {V}",
@@ -335,7 +461,7 @@ PACKS: dict[str, dict[str, tuple[str, ...]]] = {
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
         "prose": ("here's the {L}:\n{V}\nthanks", "the {L} is {V}", "I used {V} and it hangs"),
-        "shell": ("echo \"{V}\" > /tmp/x && ./import.sh /tmp/x", "export {N}=\"{V}\""),
+        "shell": ('echo "{V}" > /tmp/x && ./import.sh /tmp/x', 'export {N}="{V}"'),
     },
     "blind": {
         "prose": ("pasting the {L} below\n\n{V}\n\nlet me know", "{L}: {V}", "got this from ops: {V}"),
@@ -414,9 +540,25 @@ def _value(rng: random.Random) -> str:
 
 NAMED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
-        "names": ("gmail password", "root pw", "db password", "API secret", "wifi password", "admin passphrase",
-                  "signing secret", "HMAC key", "encryption key", "webhook secret", "SMTP password", "client secret",
-                  "secret access key", "session secret", "master password", "jenkins password", "redis password"),
+        "names": (
+            "gmail password",
+            "root pw",
+            "db password",
+            "API secret",
+            "wifi password",
+            "admin passphrase",
+            "signing secret",
+            "HMAC key",
+            "encryption key",
+            "webhook secret",
+            "SMTP password",
+            "client secret",
+            "secret access key",
+            "session secret",
+            "master password",
+            "jenkins password",
+            "redis password",
+        ),
         "sentences": (
             "my {K} is {V}",
             "the {K} we use in prod: {V}",
@@ -431,10 +573,25 @@ NAMED: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "blind": {
-        "names": ("postgres password", "admin pw", "vpn password", "bot secret", "jwt secret", "ldap bind password",
-                  "router password", "app secret", "private key passphrase", "token secret", "sudo password",
-                  "mongo password", "keystore password", "service account secret", "grafana admin password",
-                  "shared secret", "api secret key"),
+        "names": (
+            "postgres password",
+            "admin pw",
+            "vpn password",
+            "bot secret",
+            "jwt secret",
+            "ldap bind password",
+            "router password",
+            "app secret",
+            "private key passphrase",
+            "token secret",
+            "sudo password",
+            "mongo password",
+            "keystore password",
+            "service account secret",
+            "grafana admin password",
+            "shared secret",
+            "api secret key",
+        ),
         "sentences": (
             "hey the {K} is {V} fyi",
             "{K} that Omar gave me over chat: {V}",
@@ -513,7 +670,11 @@ def main() -> int:
             n_all, f_all = sum(c[0] for c in cells.values()), sum(c[1] for c in cells.values())
             print(f"| {name} | " + " | ".join(row) + f" | {f_all / n_all:.1%} |")
         n_all, f_all = sum(t[0] for t in totals.values()), sum(t[1] for t in totals.values())
-        print("| **all** | " + " | ".join(f"{t[1] / t[0]:.1%}" for t in totals.values()) + f" | **{f_all}/{n_all} = {f_all / n_all:.2%}** |\n")
+        print(
+            "| **all** | "
+            + " | ".join(f"{t[1] / t[0]:.1%}" for t in totals.values())
+            + f" | **{f_all}/{n_all} = {f_all / n_all:.2%}** |\n"
+        )
         named = named_cases(pack, SEEDS[pack] + 1, args.named)
         by_template: dict[str, list[int]] = {}
         for template, text, value in named:

@@ -254,6 +254,9 @@ def test_rule_table_is_documented_and_every_rule_is_exercised() -> None:
     fired |= {h.rule for name in FORMATS for form in ("prose", "assignment") for text, _ in texts(name, rng, form)
               for h in scan_text(text)}  # fmt: skip
     fired |= {h.rule for _, text in LATER_PHRASINGS for h in scan_text(text)}
+    from test_credential_heldout import ISSUE_MISSES  # the classes issue 20 named as missed
+
+    fired |= {h.rule for _, text in ISSUE_MISSES for h in scan_text(text)}
     assert hand <= fired, hand - fired
     assert {label for label, _ in FAKES} - set(GITLEAKS_IDS) <= hand
     doc = (Path(__file__).resolve().parents[1] / "docs" / "credentials.md").read_text(encoding="utf-8")

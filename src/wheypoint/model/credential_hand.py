@@ -26,12 +26,25 @@ _NAH = r"(?![A-Za-z0-9_-])"  # ... nor a hyphen
 
 _ASSIGN_KEYWORDS = (
     r"pass(?:word|wd)|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key"
+    r"|(?<![A-Za-z])pat(?![A-Za-z])"  # a personal access token: GH_PAT, DOCKER_PAT (not path, pattern)
 )
 
-
+# What a sentence calls a secret: a password, a token, a key named by what it does ("the HMAC key").
 _PROSE_KEYWORDS = (
-    r"pass(?:word|wd|phrase)|pwd\b|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key|credentials?|creds\b"
+    r"pass(?:word|wd|phrase|code)|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|secret|token|credentials?|creds\b"
+    r"|(?:api|access|secret|private|hmac|encryption|signing|master|license|unseal|decryption|session|webhook)"
+    r"[ _-]?key"
 )
+
+# Words that link a name to its value in a sentence: "the X we use in prod: V", "the X ended up being V".
+_LINKS = r"is|are|was|were|be|being|been|becomes|became|to|now|value|equals|reads|it's|that's"
+
+# Nouns that say the value named next is something else than the secret: "the token's commit is 3f9a...".
+RENAMING = frozenset(
+    {"commit", "sha", "hash", "digest", "checksum", "uuid", "id", "fingerprint", "version", "path", "file", "url",
+     "link", "branch", "tag", "env", "variable", "field", "header", "column", "prefix", "public", "format", "length",
+     "name", "type", "count", "size", "issue", "pr", "ticket", "line", "example", "sample"}
+)  # fmt: skip
 
 
 def _always(_m: re.Match[str]) -> bool:
@@ -110,6 +123,9 @@ def _check_url_password(m: re.Match[str]) -> bool:
 
 def _check_assignment(m: re.Match[str]) -> bool:
     value = m.group("v")
+    head = m.string[: m.start("n")].rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+    if head.endswith("::"):  # a qualified type name (AWS::IAM::AccessKey), not a variable
+        return False
     if "pass" in m.group("n").lower():  # a password a person chose is shorter and less random than a token
         # (looks_like_password takes any value random from 8 characters on, so a random 12 needs no test of its own)
         return looks_like_password(value) and not _is_placeholder_password("", value)
@@ -132,7 +148,8 @@ def _check_discord(m: re.Match[str]) -> bool:
 
 def _check_telegram(m: re.Match[str]) -> bool:
     start = m.start("v")
-    if start and m.string[start - 1].isalnum():
+    # after no letter or digit, except in the Bot API's URL: https://api.telegram.org/bot<token>/method
+    if start and m.string[start - 1].isalnum() and not m.string.endswith("/bot", 0, start):
         return False
     body = m.group("v").partition(":")[2]
     return sum((any(c.isupper() for c in body), any(c.islower() for c in body), any(c.isdigit() for c in body))) >= 2
@@ -153,8 +170,15 @@ def looks_like_password(value: str) -> bool:
         + any(c.isdigit() for c in value)
         + any(not c.isalnum() for c in value)
     )
-    # three classes, unless the value is mostly words: identifiers such as deploy-cache-main_42 mix three too
-    return (classes >= 3 and not _wordy(value, re.compile(_WORD_SRC), 0.6)) or looks_random(value, min_len=8)
+    # three classes, unless the value is mostly words: identifiers such as deploy-cache-main_42 mix three too.  A word
+    # with digits and a symbol no identifier holds (Bluebird$3427, tangerine.1069!) is a person's pick all the same.
+    if classes >= 3 and (not _wordy(value, re.compile(_WORD_SRC), 0.6) or re.search(_PICKED_SRC, value)):
+        return True
+    return looks_random(value, min_len=8)
+
+
+# A symbol people add to a password and identifiers, paths and versions do not hold (`-`, `_`, `.`, `/` they do).
+_PICKED_SRC = r"[!@#$%^&*~]"
 
 
 def value_group(m: re.Match[str]) -> str:
@@ -166,14 +190,68 @@ def value_group(m: re.Match[str]) -> str:
 
 def _check_password_flag(m: re.Match[str]) -> bool:
     value = m.group(value_group(m))
+    if value_group(m) == "v5":  # curl's user:password: a password may start with a hyphen
+        return len(value) >= 6 and not _is_placeholder_password(m.group("u5"), value)
     return len(value) >= 6 and not value.startswith("-") and not _is_placeholder_password("", value)
+
+
+def _is_password_name(name: str) -> bool:
+    low = name.lower()
+    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])pw(?![a-z])", low) is not None
+
+
+def _renamed(words: str) -> bool:
+    """True when the words between a secret's name and a value name it as something else (a commit, a path)."""
+    return any(word.strip(".,:;!?()'`\"").lower() in RENAMING for word in words.split())
 
 
 def _check_prose(m: re.Match[str]) -> bool:
     value = m.group("v")
-    if "pass" in m.group("k").lower() or "pwd" in m.group("k").lower():
-        return looks_like_password(value) and not _is_placeholder_password("", value)
-    return looks_random(value, min_len=12)
+    if _renamed(m.group("g") or ""):
+        return False
+    if _is_placeholder_password("", value):
+        return False
+    if _is_password_name(m.group("k")):
+        return looks_like_password(value)
+    # a value linked to the name ("is", ":", "=") may be a chosen one; one that follows the name bare must be random
+    linked = m.group("l") is not None or m.group("l2") is not None
+    return looks_random(value, min_len=12) or (linked and len(value) >= 12 and looks_like_password(value))
+
+
+def _check_prose_reversed(m: re.Match[str]) -> bool:
+    """The value comes first and the sentence names it after: "use V as the root pw"."""
+    value = m.group("v")
+    if _renamed(m.group("g")) or _is_placeholder_password("", value) or value.endswith(":"):
+        return False
+    if _is_password_name(m.group("k")):
+        return looks_like_password(value)
+    return looks_random(value, min_len=12) or (len(value) >= 12 and looks_like_password(value))
+
+
+def _check_sas(m: re.Match[str]) -> bool:
+    """An Azure SAS signature: after no word character, a URL-encoded base64 HMAC of 32 bytes."""
+    import base64
+
+    if not _check_word_start(m):
+        return False
+    raw = re.sub(r"%([0-9A-Fa-f]{2})", lambda e: chr(int(e.group(1), 16)), m.group("v"))  # URL-decoded
+    try:
+        return len(base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)) >= 20
+    except ValueError:  # binascii.Error is a ValueError
+        return False
+
+
+def _check_token_body(m: re.Match[str]) -> bool:
+    """A prefixed token after no word character, its body mixing two of lower, upper and digits."""
+    if not _check_word_start(m):
+        return False
+    body = m.group("v").split("_")[-1].split("-")[-1]
+    return sum((any(c.isupper() for c in body), any(c.islower() for c in body), any(c.isdigit() for c in body))) >= 2
+
+
+def _check_okta(m: re.Match[str]) -> bool:
+    value = m.group("v")
+    return value.startswith("00") or looks_random(value, min_len=20)
 
 
 # (rule id, pattern, validator).  Every pattern has a named group "v": the secret value whose
@@ -234,6 +312,28 @@ PATTERNS: tuple[tuple[str, str, Validator], ...] = (
     ("gitlab-token", _NB + r"(?P<v>gl(?:pat|dt|rt|ptt|oas)-[A-Za-z0-9_-]{20,})" + _NAH, _check_two_classes),
     ("npm-token", r"(?P<v>(?<=_authToken=)[^\s\"']{8,}|" + _NB + r"npm_[A-Za-z0-9]{36}" + _NA + ")", _always),
     ("azure-storage-key", r"(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{30,}={0,2})", _always),
+    # the signature of a shared access signature, in a URL's query or a connection string's SharedAccessSignature=
+    ("azure-sas-signature", r"sig=(?P<v>[A-Za-z0-9%+/=]{20,}(?<!%)(?<!%[0-9A-Fa-f]))", _check_sas),
+    (
+        # a PuTTY key file: the header line, then (in any layout: lines, JSON-escaped, indented) its Private-Lines
+        "putty-private-key",
+        r"(?P<v>PuTTY-User-Key-File-[0-9]+:(?:(?!PuTTY-User-Key-File-)[\s\S]){0,6000}?Private-Lines:[ \t]*[0-9]+"
+        r"(?:(?:\\r)?(?:\\n|\r?\n)[ \t]*[A-Za-z0-9+/=]{4,})+"
+        r"(?:(?:\\r)?(?:\\n|\r?\n)[ \t]*Private-MAC:[ \t]*[0-9a-fA-F]+)?)",
+        _always,
+    ),
+    (
+        "tailscale-key",
+        r"(?P<v>tskey-(?:[a-z]+-)?[A-Za-z0-9]{6,}(?:-[A-Za-z0-9]{8,})?)" + _NAH,
+        _check_token_body,
+    ),
+    ("docker-hub-pat", r"(?P<v>dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,})" + _NAH, _check_word_start),
+    ("supabase-secret-key", r"(?P<v>sb_secret_[A-Za-z0-9_-]{20,})" + _NAH, _check_token_body),
+    ("stripe-webhook-secret", r"(?P<v>whsec_[A-Za-z0-9+/=]{24,})" + _NAH, _check_token_body),
+    ("figma-token", r"(?P<v>fig[dou]_[A-Za-z0-9_-]{30,})" + _NAH, _check_word_start),
+    ("notion-token", r"(?P<v>ntn_[A-Za-z0-9]{40,})" + _NAH, _check_token_body),
+    ("flyio-token", r"(?P<v>FlyV1[ \t]+fm[0-9][a-z]?_[A-Za-z0-9+/=_,-]{40,})", _always),
+    ("okta-api-token", r"SSWS[ \t]+(?P<v>[A-Za-z0-9_-]{20,})" + _NAH, _check_okta),
 )
 
 # The generic rules run after the gitleaks rules: a specific format found at the same place wins.
@@ -251,7 +351,10 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
     ),
     (
         "high-entropy-assignment",
-        r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+        # NAME=value, NAME: value; a name/value pair ({"name": "NAME", "value": ...}, "- name: NAME" then
+        # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value)
+        r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*"
+        r"(?::=|=>|=|:|,[ \t]*[\"']?value[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:|[ \t]+(?:--body|-b)(?:[ \t]+|=))[ \t]*"
         r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
         _check_assignment,
     ),
@@ -261,20 +364,35 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p(?P<q1>['\"]?)(?P<v1>[^\s'\"]+)(?P=q1)"
         r"|\bsshpass\s+-p\s*(?P<q2>['\"]?)(?P<v2>[^\s'\"]+)(?P=q2)"
         r"|--password[= ](?P<q3>['\"]?)(?P<v3>[^\s'\"]+)(?P=q3)"
-        r"|\bdocker\s+login\b[^\n]{0,200}?\s-p\s+(?P<q4>['\"]?)(?P<v4>[^\s'\"]+)(?P=q4))",
+        r"|\bdocker\s+login\b[^\n]{0,200}?\s-p\s+(?P<q4>['\"]?)(?P<v4>[^\s'\"]+)(?P=q4)"
+        # curl -u user:password / --user=user:password, quoted or not, JSON-escaped quotes too
+        r"|\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)(?:[ \t]+|=)\\?['\"]?(?P<u5>[^\s:'\"\\]{1,64}):(?P<v5>[^\s'\"\\]+))",
         _check_password_flag,
     ),
     (
         "prose-secret",
-        # a sentence naming a secret, then "is", ":" or "=", then the value: "the root password is ...",
-        # "my deploy token: ...".  The value must look random (a chosen password: mix three classes).
-        # Up to three words may sit between the name and the verb; the verb may be left out ("twilio token
-        # 3f9a...") only when the value follows the name at once.
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))"
-        r"(?:(?:[ \t][\w.'-]{1,20}){0,3}?[ \t]+(?i:is|are|was|were|will be|should be|set to|=|:)[ \t]*|:[ \t]*|[ \t]+)"
+        # a sentence naming a secret, then up to ten words and a link ("is", ":", "=", "ended up being", "->"), then
+        # the value: "the root password is ...", "the db password we use in prod: ...".  With no link, the value
+        # must follow the name at once ("twilio token 3f9a...").  A value on the next line after the link counts.
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!)\]]?"
+        # (a link is a word, or a sign with a space after it: `key:value` and `a=b` are code, not a sentence)
+        r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))[ \t]*"
+        r"|(?P<g>(?:[ \t]*[,;]?[ \t]+[^\s]{1,25}?){0,10}?)"
+        r"(?P<l2>[ \t]*(?::|(?<![=!<>])=(?!=)|->|=>|→|—|–)(?=\s)|[ \t]+(?i:" + _LINKS + r"|-)(?![\w-]))"
+        r"[ \t]*(?:\r?\n[ \t]*)?"
+        r"|[?!)]?[ \t]+)"
         r"(?P<q>[\"'`]?)"
         r"(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
         _check_prose,
+    ),
+    (
+        "prose-secret-after",
+        # the value first, the name after: "use ... as the root pw", "..., that's the signing secret"
+        r"(?<![^\s\"'`(\[])(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{8,}?)(?P=q)[,;]?"
+        r"(?P<g>(?:[ \t]+[^\s]{1,20}){0,4}?)[ \t]+(?i:is|as|was|it's|it is|that's|that is)[ \t]+"
+        r"(?:(?i:the|my|our|your|a|an|his|her|their)[ \t]+)?(?:[\w.'’-]{1,20}[ \t]+){0,3}?"
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?![A-Za-z])",
+        _check_prose_reversed,
     ),
 )
 
@@ -283,9 +401,9 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
 _PLACEHOLDER_SRC = (
     r"(?i:example|dummy|placeholder|change[-_]?me|redacted|(?<![A-Za-z0-9])your[-_])"
     r"|<[^<>]*>"
-    r"|\$\{|^\$[A-Za-z_]|%[A-Za-z_][A-Za-z0-9_]*%|\{\{|\}\}|^\{[A-Za-z0-9_.]*\}$"
+    r"|\$\{|^\$[A-Za-z_]|^\{[^{}\s]+\}|%(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%|\{\{|\}\}|^\{[A-Za-z0-9_.]*\}$"
     r"|%(?:\([A-Za-z0-9_]+\))?s"
-    r"|[xX*0]{8,}|[xX*]{4,}$"
+    r"|[xX*0]{8,}|[xX*]{4,}$|^[*•]+$|^[xX]{3}$"  # masked: user:***@host
     r"|\.\.\.|…"
 )
 
@@ -300,6 +418,7 @@ def is_allowlisted(value: str) -> bool:
 
 _NOT_SECRET_SRC = (
     r"\(|\)|\[$"  # a call: getpass(), os.getenv(...)
+    r"|\[[^\]]*\]|\\[dwsbDWSB]"  # an index or a regular expression: tokens[i], [0-9A-F]{1,4}, \d+
     r"|^[a-z][a-z0-9+.-]*://"  # a URL (credentials in URLs are url-password's job)
     r"|^\d{4}-\d\d-\d\d|^\d\d?:\d\d"  # a date or a time
     r"|^v?\d+\.\d+(?:\.\d+)?(?:[-+.][A-Za-z0-9.]*)?$"  # a version number

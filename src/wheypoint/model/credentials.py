@@ -64,6 +64,20 @@ RULES: tuple[tuple[str, str], ...] = (
     ("gitlab-token", "GitLab token: glpat- (personal access), gldt- (deploy), glrt- (runner), glptt-, gloas-."),
     ("npm-token", "npm token: an '_authToken=' line in .npmrc, or an npm_ token (npm_ + 36 characters)."),
     ("azure-storage-key", "Azure connection string key: AccountKey= or SharedAccessKey= with a base64 value."),
+    (
+        "azure-sas-signature",
+        "Azure shared access signature: sig= with a URL-encoded base64 HMAC, in a SAS URL's query or a connection "
+        "string's SharedAccessSignature=.",
+    ),
+    ("putty-private-key", "PuTTY .ppk private key: PuTTY-User-Key-File-N: ... Private-Lines: and the key lines."),
+    ("tailscale-key", "Tailscale key: tskey-auth-..., tskey-api-..., tskey-client-... (and older tskey-...)."),
+    ("docker-hub-pat", "Docker Hub access token: dckr_pat_... (personal) or dckr_oat_... (organisation)."),
+    ("supabase-secret-key", "Supabase secret API key: sb_secret_..."),
+    ("stripe-webhook-secret", "Stripe webhook signing secret: whsec_..."),
+    ("figma-token", "Figma token: figd_... (personal), figo_... / figu_... (OAuth)."),
+    ("notion-token", "Notion integration secret: ntn_ and 40+ letters and digits."),
+    ("flyio-token", "Fly.io token: FlyV1 fm1_/fm2_... macaroons."),
+    ("okta-api-token", "Okta API token in its header scheme: SSWS <token>."),
     ("authorization-header", "HTTP Authorization header with a Bearer, Basic or Token credential."),
     ("url-password", "URL with an embedded password: scheme://user:password@host (user@host alone is fine)."),
     (
@@ -79,9 +93,14 @@ RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "prose-secret",
-        "A sentence naming a password, pwd, secret, token, API or access key, credential or creds, then "
-        "is / are / : / = (or nothing) and a random-looking value (a chosen password: 8+ characters mixing three "
-        "classes).",
+        "A sentence naming a password, pwd, pw, secret, token, API, access, private, HMAC, signing (...) key, "
+        "credential or creds, then "
+        "up to ten words and a link (is / was / to / being / : / = / ->, or nothing when the value follows at once) "
+        "and a random-looking value (a chosen password: 8+ characters mixing three classes).",
+    ),
+    (
+        "prose-secret-after",
+        "A value first and the sentence naming it after: 'use ... as the root pw', '..., that's the HMAC key'.",
     ),
 )
 
@@ -112,8 +131,32 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 # Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
 _COMMON_WORDS = frozenset(
     {"pass", "pwd", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization",
-     "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker"}
+     "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker", "pat", "curl",
+     "session", "master", "signing", "encryption", "webhook", "sig"}
 )  # fmt: skip
+
+# The first words of what a sentence calls a secret (credential_hand._PROSE_KEYWORDS).
+_PROSE_NEEDLES = (
+    "pass",
+    "pwd",
+    "pw",
+    "secret",
+    "token",
+    "api",
+    "access",
+    "credential",
+    "creds",
+    "private",
+    "hmac",
+    "encryption",
+    "signing",
+    "master",
+    "license",
+    "unseal",
+    "decryption",
+    "session",
+    "webhook",
+)
 
 # Hand-written rules: literal strings (lower case), one of which must occur for the rule to be able to match.
 _NEEDLES: dict[str, tuple[str, ...]] = {
@@ -137,22 +180,48 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "gitlab-token": ("glpat-", "gldt-", "glrt-", "glptt-", "gloas-"),
     "npm-token": ("_authtoken=", "npm_"),
     "azure-storage-key": ("accountkey=", "sharedaccesskey="),
+    "azure-sas-signature": ("sig=",),
+    "putty-private-key": ("putty-user-key-file-",),
+    "tailscale-key": ("tskey-",),
+    "docker-hub-pat": ("dckr_",),
+    "supabase-secret-key": ("sb_secret_",),
+    "stripe-webhook-secret": ("whsec_",),
+    "figma-token": ("figd_", "figo_", "figu_"),
+    "notion-token": ("ntn_",),
+    "flyio-token": ("flyv1",),
+    "okta-api-token": ("ssws",),
     "authorization-header": ("authorization",),
     "url-password": ("://",),
-    "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private"),
-    "password-flag": ("mysql", "mariadb", "sshpass", "--password", "docker"),
-    "prose-secret": ("pass", "pwd", "secret", "token", "api", "access", "credential", "creds"),
+    "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private", "pat"),
+    "password-flag": ("mysql", "mariadb", "sshpass", "--password", "docker", "curl"),
+    "prose-secret": _PROSE_NEEDLES,
+    "prose-secret-after": _PROSE_NEEDLES,
 }
 
 # Hand-written rules whose every match starts with one of its needles: they are tried only at the needles'
 # occurrences (re.match there), so their cost follows how often the word occurs, not the length of the text.
 _ANCHORED = frozenset(
-    {"aws-secret-access-key", "authorization-header", "high-entropy-assignment", "password-flag", "prose-secret"}
+    {
+        "aws-secret-access-key",
+        "authorization-header",
+        "high-entropy-assignment",
+        "password-flag",
+        "prose-secret",
+        "azure-sas-signature",
+        "tailscale-key",
+        "docker-hub-pat",
+        "supabase-secret-key",
+        "stripe-webhook-secret",
+        "figma-token",
+        "notion-token",
+        "flyio-token",
+        "okta-api-token",
+    }
 )
 
 # Hand-written rules searched over the whole text: a PEM block may be longer than a window, and the others
 # start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
-_WHOLE_TEXT = frozenset({"private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
+_WHOLE_TEXT = frozenset({"private-key", "putty-private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
 
 # A gitleaks rule every match of which starts with one of its keywords (the generator works that out from the
 # pattern) is tried only where a keyword occurs, like the anchored hand-written rules.  Any other is searched over
