@@ -68,6 +68,11 @@ _NO_CKPT_ON_CLOSE = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)
 WAL_FOLD_BYTES = 256 * 1024
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY and SQLITE_LOCKED: the low byte of an extended result code
 _FULL_CODE = 13  # SQLITE_FULL: the disk (or a size limit of the file) is full
+_IOERR_CODE = 10  # SQLITE_IOERR: what a full disk gives while a new store's file, journal or WAL index is made
+# Less room than this where the store lives: a write that failed with an I/O error met a full disk. SQLite says
+# SQLITE_FULL only when a page write fails; creating a store (its header, its WAL and `-shm` index) on a nearly
+# full disk answers "disk I/O error", and the errno (ENOSPC) is not passed on to Python.
+_FULL_MARGIN = 1024 * 1024
 
 
 def _uri(path: str, mode: str) -> str:
@@ -134,10 +139,23 @@ def _refusal(exc: sqlite3.Error, path: str, doing: str) -> Refusal:
                        f"({exc})")  # fmt: skip
     code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
     primary = code & 0xFF if isinstance(code, int) else None
-    if primary == _FULL_CODE or (primary is None and "is full" in str(exc)):  # 3.10 has only the message
+    full = primary == _FULL_CODE or (primary is None and "is full" in str(exc))  # 3.10 has only the message
+    if full or ((primary == _IOERR_CODE or "disk I/O error" in str(exc)) and _disk_full(path)):
         return Refusal("storage-full", f"cannot {doing} the store at {path}: {exc}; nothing was written: free some "
                        "space and write again")  # fmt: skip
     return Refusal("storage-error", f"cannot {doing} the store at {path}: {exc}")
+
+
+def _disk_full(path: str) -> bool:
+    """Whether the file system that holds (or would hold) the store at `path` has almost no room left."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        found = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs (Windows): the I/O error stays what it says
+        return False
+    return found.f_bavail * found.f_frsize < _FULL_MARGIN
 
 
 def _refuse_a_file_for_a_folder(path: str) -> None:
