@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pty
+import random
 import sqlite3
 import subprocess
 import sys
@@ -314,3 +315,39 @@ def test_export_takes_lists_filters_to_choose_the_works(wp: Runner, repo: Path, 
     assert calm["works"] == 1 and calm["revisions"] == 1, calm
     assert wp("export", "--all", "--out", str(tmp_path / "a.json"), cwd=repo).json["works"] == 2
     assert wp("export", "calm-work", "--gated", cwd=repo).json["error"]["code"] == "usage"
+
+
+FAKE_TOKEN = "ghp_" + "".join(random.Random(20).choices("abcdefghijkLMNOPQRST0123456789", k=36))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("notes", f"The deploy key is {FAKE_TOKEN}."),  # a credential (generated, of GitHub's documented shape)
+        ("orientation", "Backoff\u2028status: ok"),  # a line break in a one-line field
+        ("orientation", "Backoff \u202eko :sutats"),  # a bidi override: a hidden character
+    ],
+    ids=["credential", "line-break", "hidden-character"],
+)
+def test_a_resealed_bundle_that_breaks_intake_rules_is_refused_and_imports_nothing(
+    wp: Runner, repo: Path, tmp_path: Path, field: str, value: str
+) -> None:
+    from wheypoint.model.bundle import _reseal
+    from wheypoint.model.canonical import canonical_text, digest
+
+    _history(wp, repo)
+    bundle = tmp_path / "b.json"
+    assert wp("export", "retry-backoff", "--out", str(bundle), cwd=repo).code == 0
+    data = json.loads(bundle.read_text(encoding="utf-8"))
+    data.pop("bundle_digest")
+    pair = data["works"][0]["revisions"][-1]
+    pair["record"][field] = value
+    _reseal(pair["record"], pair["revision"])  # the digests are unkeyed: anyone can make them true again
+    data["bundle_digest"] = digest(data)
+    bundle.write_text(canonical_text(data), encoding="utf-8")
+    home = tmp_path / "fresh"
+    done = wp("import", str(bundle), cwd=repo, env={"WHEYPOINT_HOME": str(home)})
+    assert done.code == 1 and done.json["error"]["code"] == "bundle-unsafe", done.stdout
+    assert done.json["error"]["revision"] == pair["record"]["revision_id"]
+    assert FAKE_TOKEN not in done.stdout
+    assert _store_bytes(home) == [] and not list(repo.glob(".cheese/notes/*.md.edited*"))

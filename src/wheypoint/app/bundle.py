@@ -313,6 +313,7 @@ def _work_writes(store: Store, work: dict[str, Any], origin: Any, touched: list[
     """The revisions of one work that the store lacks; returns how many it already had."""
     from wheypoint.model.contract import RECORD, REVISION
     from wheypoint.model.kernel import Outcome
+    from wheypoint.model.rules import check_record
     from wheypoint.model.schemacheck import SchemaChecker
     from wheypoint.store.rows import Write
 
@@ -330,6 +331,12 @@ def _work_writes(store: Store, work: dict[str, Any], origin: Any, touched: list[
         if problems:
             raise Refusal("bundle-tampered", f"{work_id!r}: {record['revision_id']}: {problems[0].message}",
                           details={"work_id": work_id, "revision": record["revision_id"]})  # fmt: skip
+        unsafe = check_record(record)
+        if unsafe:
+            raise Refusal("bundle-unsafe", f"{work_id!r}: {record['revision_id']}: {unsafe[0].path} "
+                          f"{unsafe[0].message}; a checkpoint refuses this, so an import does too: nothing was "
+                          "imported", problems=unsafe, details={"work_id": work_id,
+                          "revision": record["revision_id"]})  # fmt: skip
         if number < len(stored):
             mine = stored[number]
             if (mine["revision_id"], mine["record_digest"]) != (record["revision_id"], record["record_digest"]):

@@ -284,6 +284,16 @@ def check_credentials(intent: dict[str, Any]) -> list[Problem]:
     return [p for path, text in walk_strings(intent) if (p := secret_problem(path, text)) is not None]
 
 
+def check_record(record: dict[str, Any]) -> list[Problem]:
+    """What a checkpoint's intake would refuse, asked of a record that arrives whole (an imported bundle's): no
+    string holds a credential (meat included), one-line fields hold no line break or hidden character, no typed
+    text a control character. A bundle's digests are unkeyed, so a record re-sealed with new ones passes the
+    chain check; these are the rules it cannot pass by re-sealing. Meat is the transcript's text verbatim and
+    may hold any character (the note escapes it): only the credential scan reads it."""
+    typed = {key: value for key, value in record.items() if key != "meat"}
+    return check_text_shape(typed) + check_credentials(record)
+
+
 def check_identity(intent: dict[str, Any]) -> list[Problem]:
     """A work id and a slug given together must name the same work."""
     work_id, slug = intent.get("work_id"), intent.get("slug")
