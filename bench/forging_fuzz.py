@@ -116,7 +116,7 @@ def main() -> int:
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     seconds = time.monotonic() - started
-    passing = next((line.strip() for line in done.stdout.splitlines() if " passing, " in line), "?")
+    passing = next((line.strip() for line in done.stdout.splitlines() if " passing examples, " in line), "?")
     verdict = "0 failures" if done.returncode == 0 else "FAILED"
     report = (f"# Note forging fuzz\n\n- examples asked: {args.examples}\n- Hypothesis: {passing}\n"
               f"- verdict: {verdict}\n- wall time: {seconds:.0f} s\n")  # fmt: skip
