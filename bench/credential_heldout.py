@@ -457,6 +457,32 @@ PACKS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
+# A third pack, written after the rules were fixed on "dev" and on the misses of the first "blind" run, and run
+# only once, for the figures docs/credentials.md reports as held out.
+PACKS["fresh"] = {
+    "prose": (
+        "quick q - is {V} still valid as our {L}?",
+        "Posting the {L} here until vault is back up: {V}",
+        "{L}, copied from the old wiki page, reads {V}",
+        "we swapped the {L} to {V} on friday",
+        "got '{V}' as the {L} from Priyanka",
+    ),
+    "assignment": ("{N}:={V}", "let {n} = '{V}'", '{n} <- "{V}"', "SET {N}={V}", "{N} ?= {V}"),
+    "json": (
+        '{{"spec": {{"{n}": "{V}"}}}}',
+        '{{"name": "{N}", "value": "{V}"}}',
+        '{{"data": [{{"{N}": "{V}"}}], "ok": true}}',
+    ),
+    "yaml": ("stringData:\n  {n}: '{V}'", '{n}:\n  "{V}"', "- {N}: {V}", "vars:\n    {N}: {V}  # rotate monthly"),
+    "shell": (
+        "set -x; export {N}={V}",
+        "env {N}='{V}' python manage.py migrate",
+        "az keyvault secret set --vault-name kv --name {n} --value '{V}'",
+        'aws ssm put-parameter --name /prod/{n} --value "{V}" --type SecureString',
+        "docker login -u svc-deploy -p '{V}' registry.acme.io",
+    ),
+}
+
 # Wrapped carriers in prose and shell: the thing itself, in a sentence or a command.
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
@@ -466,6 +492,10 @@ WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "blind": {
         "prose": ("pasting the {L} below\n\n{V}\n\nlet me know", "{L}: {V}", "got this from ops: {V}"),
         "shell": ("cat > creds.txt <<'EOF'\n{V}\nEOF", "{N}='{V}' ./sync"),
+    },
+    "fresh": {
+        "prose": ("this is what I have for the {L}: {V}", "{V}\n^ the {L}, is it right?", "see {L} -> {V}"),
+        "shell": ("printf '%s\\n' \"{V}\" > ./secret.txt", '{N}="{V}" make deploy'),
     },
 }
 
@@ -572,6 +602,36 @@ NAMED: dict[str, dict[str, tuple[str, ...]]] = {
             "The {K} — {V}",
         ),
     },
+    "fresh": {
+        "names": (
+            "s3 secret",
+            "email password",
+            "pgbouncer password",
+            "signing key",
+            "jenkins api token",
+            "console password",
+            "oauth client secret",
+            "backup encryption key",
+            "kafka sasl password",
+            "root passphrase",
+            "deploy secret",
+            "minio secret key",
+            "portal pw",
+            "smtp creds",
+        ),
+        "sentences": (
+            "the {K} is now {V}",
+            "I've put {V} in as the {K} for now",
+            "ok {K} updated, it's {V} until we rotate",
+            "{K} for the eu cluster (ask Lena if it fails): {V}",
+            "can you try {V}? I think that's the {K}",
+            "Heads up, the {K} changed: {V}",
+            "here's the {K} you wanted {V}",
+            "{K}: `{V}`",
+            "we went with {V} for the {K} in the end",
+            "the {K} that the installer printed was {V}",
+        ),
+    },
     "blind": {
         "names": (
             "postgres password",
@@ -626,7 +686,7 @@ def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-SEEDS = {"dev": 7101, "blind": 99173}
+SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337}
 
 
 def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
@@ -637,14 +697,14 @@ def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--pack", choices=("dev", "blind", "both"), default="both")
+    ap.add_argument("--pack", choices=("dev", "blind", "fresh", "all"), default="all")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--named", type=int, default=400, help="prefix-less cases per pack")
     ap.add_argument("--misses", type=int, default=0, help="show this many misses (values masked)")
     args = ap.parse_args()
     from wheypoint.model.credentials import scan_text
 
-    packs = ("dev", "blind") if args.pack == "both" else (args.pack,)
+    packs = ("dev", "blind", "fresh") if args.pack == "all" else (args.pack,)
     for pack in packs:
         cases = format_cases(pack, SEEDS[pack], args.rounds)
         table: dict[str, dict[str, list[int]]] = {}

@@ -570,8 +570,12 @@ def redacted_context(text: str, hit: CredentialHit, hits: list[CredentialHit], w
     return "".join(out).replace("\n", "\\n")
 
 
+RECORDED = ROOT / "tests" / "data" / "recorded"  # sessions of the current CLIs, recorded by this project's e2e runs
+
+
 def transcripts() -> list[Path]:
-    return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".jsonl", ".json") and "metadata" not in p.name)
+    found = [p for p in CORPUS.rglob("*") if p.suffix in (".jsonl", ".json") and "metadata" not in p.name]
+    return sorted(found) + sorted(p for p in RECORDED.glob("*") if p.suffix in (".jsonl", ".json"))
 
 
 def speed(files: list[Path]) -> None:

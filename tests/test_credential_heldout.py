@@ -190,3 +190,14 @@ def test_held_out_prefix_less_secrets_reach_90_percent(pack: str) -> None:
     cases = heldout.named_cases(pack, heldout.SEEDS[pack] + 1, 300)  # type: ignore[attr-defined]
     found = sum(heldout._found(text, value, scan_text) for _, text, value in cases)  # type: ignore[attr-defined]
     assert found >= 0.9 * len(cases), found
+
+
+def test_the_fresh_pack_holds_its_first_measured_figures() -> None:
+    """The pack written last and run once (docs/credentials.md): its figures, below the goals in part, must not drop."""
+    heldout = _heldout()
+    cases = heldout.format_cases("fresh", heldout.SEEDS["fresh"], 1)  # type: ignore[attr-defined]
+    found = sum(heldout._found(text, core, scan_text) for _, _, text, core in cases)  # type: ignore[attr-defined]
+    assert found >= 1150, found  # of 1,157: 99.4%
+    named = heldout.named_cases("fresh", heldout.SEEDS["fresh"] + 1, 400)  # type: ignore[attr-defined]
+    found = sum(heldout._found(text, value, scan_text) for _, text, value in named)  # type: ignore[attr-defined]
+    assert found >= 311, found  # of 400: 77.8%

@@ -37,7 +37,7 @@ _PROSE_KEYWORDS = (
 )
 
 # Words that link a name to its value in a sentence: "the X we use in prod: V", "the X ended up being V".
-_LINKS = r"is|are|was|were|be|being|been|becomes|became|to|now|value|equals|reads|it's|that's"
+_LINKS = r"is|are|was|were|be|being|been|becomes|became|to|now|value|equals|reads|it's|that's|with|using|use"
 
 # Nouns that say the value named next is something else than the secret: "the token's commit is 3f9a...".
 RENAMING = frozenset(
@@ -172,13 +172,16 @@ def looks_like_password(value: str) -> bool:
     )
     # three classes, unless the value is mostly words: identifiers such as deploy-cache-main_42 mix three too.  A word
     # with digits and a symbol no identifier holds (Bluebird$3427, tangerine.1069!) is a person's pick all the same.
-    if classes >= 3 and (not _wordy(value, re.compile(_WORD_SRC), 0.6) or re.search(_PICKED_SRC, value)):
+    if classes >= 3 and not _wordy(value, re.compile(_WORD_SRC), 0.6):
+        return True
+    if classes >= 3 and re.search(_PICKED_SRC, value) and not re.match(_CHAIN_SRC, value):
         return True
     return looks_random(value, min_len=8)
 
 
 # A symbol people add to a password and identifiers, paths and versions do not hold (`-`, `_`, `.`, `/` they do).
 _PICKED_SRC = r"[!@#$%^&*~]"
+_CHAIN_SRC = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+;?$"  # code: a member chain such as marked$1.walkTokens
 
 
 def value_group(m: re.Match[str]) -> str:
@@ -215,7 +218,7 @@ def _check_prose(m: re.Match[str]) -> bool:
         return looks_like_password(value)
     # a value linked to the name ("is", ":", "=") may be a chosen one; one that follows the name bare must be random
     linked = m.group("l") is not None or m.group("l2") is not None
-    return looks_random(value, min_len=12) or (linked and len(value) >= 12 and looks_like_password(value))
+    return looks_random(value, min_len=12) or (linked and _chosen(value))
 
 
 def _check_prose_reversed(m: re.Match[str]) -> bool:
@@ -225,7 +228,12 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
         return False
     if _is_password_name(m.group("k")):
         return looks_like_password(value)
-    return looks_random(value, min_len=12) or (len(value) >= 12 and looks_like_password(value))
+    return looks_random(value, min_len=12) or _chosen(value)
+
+
+def _chosen(value: str) -> bool:
+    """A chosen value under a name that is not a password's: one holding a symbol people pick (identifiers do not)."""
+    return re.search(_PICKED_SRC, value) is not None and looks_like_password(value)
 
 
 def _check_sas(m: re.Match[str]) -> bool:
@@ -355,6 +363,7 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value)
         r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*"
         r"(?::=|=>|=|:|,[ \t]*[\"']?value[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:|[ \t]+(?:--body|-b)(?:[ \t]+|=))[ \t]*"
+        r"(?:[>|][-+]?[ \t]*\r?\n[ \t]*)?"  # a YAML block scalar: the value on the next line
         r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
         _check_assignment,
     ),
@@ -378,7 +387,8 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # (a link is a word, or a sign with a space after it: `key:value` and `a=b` are code, not a sentence)
         r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))[ \t]*"
         r"|(?P<g>(?:[ \t]*[,;]?[ \t]+[^\s]{1,25}?){0,10}?)"
-        r"(?P<l2>[ \t]*(?::|(?<![=!<>])=(?!=)|->|=>|→|—|–)(?=\s)|[ \t]+(?i:" + _LINKS + r"|-)(?![\w-]))"
+        r"(?P<l2>[ \t]*(?::|(?<![=!<>])=(?!=)|->|=>|→|—|–)(?=\s)|[ \t]+(?i:" + _LINKS + r"|-)(?![\w-])"
+        r"|[ \t]*(?=\r?\n[ \t]*[^\s]{8,}[ \t]*(?:\r?\n|$)))"  # or the line ends and the value is the next line
         r"[ \t]*(?:\r?\n[ \t]*)?"
         r"|[?!)]?[ \t]+)"
         r"(?P<q>[\"'`]?)"

@@ -132,31 +132,16 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 _COMMON_WORDS = frozenset(
     {"pass", "pwd", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization",
      "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker", "pat", "curl",
-     "session", "master", "signing", "encryption", "webhook", "sig"}
+     "signing", "encryption", "sig"}
 )  # fmt: skip
 
-# The first words of what a sentence calls a secret (credential_hand._PROSE_KEYWORDS).
+# The first words of what a sentence calls a secret (credential_hand._PROSE_KEYWORDS).  Words as common in prompts
+# as "session" or "master" are looked for only as part of the name ("session key", "master_key").
 _PROSE_NEEDLES = (
-    "pass",
-    "pwd",
-    "pw",
-    "secret",
-    "token",
-    "api",
-    "access",
-    "credential",
-    "creds",
-    "private",
-    "hmac",
-    "encryption",
-    "signing",
-    "master",
-    "license",
-    "unseal",
-    "decryption",
-    "session",
-    "webhook",
-)
+    "pass", "pwd", "pw", "secret", "token", "api", "access", "credential", "creds", "hmac", "encryption", "signing",
+    "license", "unseal", "decryption",
+    *(f"{word}{sep}key" for word in ("private", "session", "master", "webhook") for sep in (" ", "_", "-", "")),
+)  # fmt: skip
 
 # Hand-written rules: literal strings (lower case), one of which must occur for the rule to be able to match.
 _NEEDLES: dict[str, tuple[str, ...]] = {
@@ -222,6 +207,11 @@ _ANCHORED = frozenset(
 # Hand-written rules searched over the whole text: a PEM block may be longer than a window, and the others
 # start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
 _WHOLE_TEXT = frozenset({"private-key", "putty-private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
+
+# Hand-written rules whose every match ends with one of its needles' words ("use ... as the root pw"): tried only
+# on the line before each occurrence, and only where a linking word stands there (see _ending_at).
+_ENDING = frozenset({"prose-secret-after"})
+_BEFORE = 160  # how far before the name such a match may start
 
 # A gitleaks rule every match of which starts with one of its keywords (the generator works that out from the
 # pattern) is tried only where a keyword occurs, like the anchored hand-written rules.  Any other is searched over
@@ -363,6 +353,21 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
     return False
 
 
+_LINK_BEFORE: list[re.Pattern[str]] = []
+
+
+def _ending_at(pattern: re.Pattern[str], text: str, at: int) -> Iterator[re.Match[str]]:
+    """The matches of a name-after-value rule whose name starts at `at`: searched in the line's stretch before it."""
+    if not _LINK_BEFORE:
+        import re
+
+        _LINK_BEFORE.append(re.compile(r"(?i:\b(?:is|as|was|it's|that's|that is|it is)[ \t])"))
+    lo = max(text.rfind("\n", 0, at) + 1, at - _BEFORE)
+    if _LINK_BEFORE[0].search(text, lo, at) is None:
+        return iter(())
+    return (m for m in pattern.finditer(text, lo, min(len(text), at + 40)) if m.start("k") == at)
+
+
 def _scan(text: str) -> list[CredentialHit]:
     from wheypoint.model import credential_text as text_search
 
@@ -380,7 +385,9 @@ def _scan(text: str) -> list[CredentialHit]:
         pattern = compiled.pattern(rule)
         starts = shapes.get(rule.needles[0])
         matches: Iterator[re.Match[str]]
-        if rule.anchored or starts is not None:  # tried where a match can start
+        if rule.rule_id in _ENDING:  # tried on the line before each needle, where a link word stands
+            matches = (m for at in haystack.occurrences(rule.needles) for m in _ending_at(pattern, text, at))
+        elif rule.anchored or starts is not None:  # tried where a match can start
             starts = haystack.occurrences(rule.needles) if starts is None else starts
             matches = (m for at in starts if (m := pattern.match(text, at)))
         elif rule.needles[0] in shapes:  # too many words of the shape: one search of the whole text
