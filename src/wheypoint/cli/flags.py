@@ -13,7 +13,7 @@ and each modifier is accepted by these items only (anything else is refused `fla
     --quote (directive)  --operator-quote (operator directive)  --label (any entry)
     --rationale (decision, question, blocker, transition, link with --kind)
     --gates --owner --when (question, blocker)   --by (supersede)   --kind --covers (link)
-    --type --weight (meat)
+    --type --weight --redact (meat: --redact keeps the turn with each credential replaced by [redacted <rule>])
 
 Any other flag (--orientation, --next, --artifact, --order, --notes, --notes-file, --context,
 --remove-link, --unlink, --slug, --base, ...) stands alone and ends the current item. A modifier
@@ -64,6 +64,7 @@ MODIFIERS: dict[str, tuple[str, ...]] = {
     "--by": ("transition",),
     "--type": ("meat",),
     "--weight": ("meat",),
+    "--redact": ("meat",),
     "--kind": ("link",),
     "--covers": ("link",),
 }
@@ -236,8 +237,8 @@ class _FlagParser:
         if flag in item.seen and flag != "--covers":
             raise Refusal("flag-repeated", f"{flag} is given twice to {item.flag} {next(iter(item.data.values()))!r}")
         item.seen.add(flag)
-        if flag == "--gates":
-            item.data["gates"] = True
+        if flag in ("--gates", "--redact"):  # switches
+            item.data[flag[2:]] = True
             return 1
         value = _value(argv, index, flag)
         if flag == "--covers":

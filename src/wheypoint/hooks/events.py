@@ -325,6 +325,10 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
     answer.log.update(work_id=done.work_id, revision=done.revision_number, kept=done.kept, skipped=list(done.skipped))
     if done.kept:
         answer.message = f"wheypoint kept {done.kept} turn(s) verbatim in {done.slug} r{done.revision_number}"
+    if done.redacted:
+        answer.log["redacted"] = list(done.redacted)
+        answer.message = (answer.message or "wheypoint") + (f", {len(done.redacted)} with each credential in it "
+                                                            "replaced by [redacted <rule>]")  # fmt: skip
     if done.skipped:
         answer.message = (answer.message or "wheypoint") + f"; left in the transcript: {'; '.join(done.skipped)}"
     if done.warning:  # no prompt found because the reader may not know the format: said, not kept silent

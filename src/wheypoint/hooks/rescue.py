@@ -4,8 +4,10 @@ A rescue writes revisions of the session's work (the work this session last wrot
 the session) whose only new content is meat: the user's own turns since the session's last checkpoint,
 and the turns the agent marked with `<!-- ckpt -->` trailers, copied byte for byte by the runtime from the
 transcript (the intent names turn ids only, so nothing here can retype a word). Provenance (session, git,
-time) is recorded by the checkpoint as for any other. A turn that cannot be meat (longer than the record
-keeps, or holding a credential) is left in the transcript and named in the answer, never cut or masked.
+time) is recorded by the checkpoint as for any other. A turn holding a credential is kept with each credential
+replaced by `[redacted <rule>]` (the meat item's `redacted` says where): the person's other words in it are not
+lost, and the value reaches neither the store nor the note. A turn longer than the record keeps is left in the
+transcript and named in the answer, never cut.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Rescued(Record):
     session: str  # harness:id
     read: dict[str, Any] | None = None  # where this rescue's read stopped (transcripts.lines.read_mark)
     warning: dict[str, str] | None = None  # the transcript may be in a format the reader does not know
+    redacted: tuple[str, ...] = ()  # the kept turns whose credentials were redacted
 
 
 def session_slug(harness: str, session_id: str) -> str:
@@ -121,8 +124,8 @@ def _wanted_turns(turns: list[Turn], since: str | None, kept: set[str]) -> tuple
             continue
         if len(text) > MAX_MEAT_TEXT:
             skipped.append(f"{turn_id}: {len(text)} characters, over the {MAX_MEAT_TEXT} a record keeps")
-        elif secret_problem("$", text) is not None:
-            skipped.append(f"{turn_id}: holds what looks like a credential")
+        elif secret_problem("$", text) is not None:  # kept, each credential redacted (the record says where)
+            chosen.append({**item, "redact": True})
         else:
             chosen.append(item)
     return chosen, skipped
@@ -188,7 +191,8 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
                        head["revision_number"] if head else None, 0, tuple(skipped), key, read.mark,
                        read.warning)  # fmt: skip
     return Rescued(reply["work_id"], reply["slug"], reply["revision_id"], reply["revision_number"], len(items),
-                   tuple(skipped), key, read.mark, read.warning)  # fmt: skip
+                   tuple(skipped), key, read.mark, read.warning,
+                   tuple(item["turn"] for item in items if item.get("redact")))  # fmt: skip
 
 
 def _provenance(session: str, trigger: str) -> str:

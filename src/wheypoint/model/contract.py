@@ -256,6 +256,8 @@ _INTENT_DEFS: dict[str, Any] = {
             "turn": _text(300, description="a turn id from `wheypoint turns`; its text is copied verbatim"),
             "type": {"enum": list(MEAT_TYPES)},
             "weight": {"type": "integer", "minimum": 1, "maximum": 3, "description": "3 load-bearing, 1 background"},
+            "redact": {"type": "boolean", "description": "replace each credential in the copy by [redacted <rule>] "
+                       "(the record says where) instead of refusing the turn"},
         },
         ("turn", "type"),
         description="A transcript turn whose exact words the record keeps (the runtime copies them).",
@@ -391,6 +393,8 @@ _RECORD_DEFS: dict[str, Any] = {
             "harness": _STR,
             "session_id": _NULLABLE_STR,
             "added_in": _INT,
+            "redacted": {"type": "array", "items": _closed({"rule": _STR, "start": _INT, "end": _INT},
+                                                           ("rule", "start", "end"))},
         },
         ("turn", "type", "weight", "kind", "timestamp", "text", "harness", "session_id", "added_in"),
         description="A transcript turn copied byte for byte by the runtime.",

@@ -92,8 +92,15 @@ def ground(intent: Mapping[str, Any], turns: Iterable[Turn], harness: str, sessi
             size = f"turn {copied.id} is {len(copied.text)} characters; meat is at most {MAX_MEAT_TEXT}"
             problems.append(Problem("meat-too-long", f"$.meat[{index}].turn", size))
             continue
-        meat.append({
+        kept = {
             "turn": copied.id, "type": item["type"], "weight": item.get("weight", 2), "kind": copied.kind,
             "timestamp": copied.timestamp, "text": copied.text, "harness": harness, "session_id": session_id,
-        })  # fmt: skip
+        }  # fmt: skip
+        if item.get("redact"):  # asked for: each credential replaced in the copy, and where said (rules.py)
+            from wheypoint.model.rules import redact_spans
+
+            text, spans = redact_spans(copied.text)
+            if spans:
+                kept.update(text=text, redacted=spans)
+        meat.append(kept)
     return Grounding(quote_turns, tuple(meat), problems)
