@@ -106,7 +106,6 @@ ISSUE_MISSES = [
     ("assignment", '[{"name": "AWS_SECRET_ACCESS_KEY", "value": "' + _r(26, B64, 40) + '"}]'),
     ("assignment", "- name: DB_PASSWORD\n  value: '" + PW + "'"),
     ("assignment", 'gh secret set DEPLOY_TOKEN --body "' + _r(27, ALNUM, 32) + '"'),
-    ("assignment", "DOCKER_PAT=" + _r(28, B64URL, 36)),
     # prefixed tokens the held-out set found missed as well (gitleaks lacks them or pins them too narrowly)
     ("stripe-webhook-secret", "STRIPE_HOOK=wh" + "sec_" + _r(29, ALNUM, 32)),
     ("figma-token", "figma → fig" + "d_" + _r(30, B64URL, 40)),

@@ -26,7 +26,6 @@ _NAH = r"(?![A-Za-z0-9_-])"  # ... nor a hyphen
 
 _ASSIGN_KEYWORDS = (
     r"pass(?:word|wd)|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key"
-    r"|(?<![A-Za-z])pat(?![A-Za-z])"  # a personal access token: GH_PAT, DOCKER_PAT (not path, pattern)
 )
 
 # What a sentence calls a secret: a password, a token, a key named by what it does ("the HMAC key").
@@ -123,7 +122,10 @@ def _check_url_password(m: re.Match[str]) -> bool:
 
 def _check_assignment(m: re.Match[str]) -> bool:
     value = m.group("v")
-    head = m.string[: m.start("n")].rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+    start = m.start("n")
+    head = m.string[max(0, start - 80) : start].rstrip(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+    )
     if head.endswith("::"):  # a qualified type name (AWS::IAM::AccessKey), not a variable
         return False
     if "pass" in m.group("n").lower():  # a password a person chose is shorter and less random than a token
@@ -386,7 +388,8 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!)\]]?"
         # (a link is a word, or a sign with a space after it: `key:value` and `a=b` are code, not a sentence)
         r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))[ \t]*"
-        r"|(?P<g>(?:[ \t]*[,;]?[ \t]+[^\s]{1,25}?){0,10}?)"
+        # (each word taken whole, as an atomic group would: a lookahead, then a reference to what it saw)
+        r"|(?P<g>(?:[ \t]*[,;]?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){0,10}?)"
         r"(?P<l2>[ \t]*(?::|(?<![=!<>])=(?!=)|->|=>|→|—|–)(?=\s)|[ \t]+(?i:" + _LINKS + r"|-)(?![\w-])"
         r"|[ \t]*(?=\r?\n[ \t]*[^\s]{8,}[ \t]*(?:\r?\n|$)))"  # or the line ends and the value is the next line
         r"[ \t]*(?:\r?\n[ \t]*)?"

@@ -131,7 +131,7 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 # Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
 _COMMON_WORDS = frozenset(
     {"pass", "pwd", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization",
-     "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker", "pat", "curl",
+     "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker", "curl",
      "signing", "encryption", "sig"}
 )  # fmt: skip
 
@@ -177,7 +177,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "okta-api-token": ("ssws",),
     "authorization-header": ("authorization",),
     "url-password": ("://",),
-    "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private", "pat"),
+    "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private"),
     "password-flag": ("mysql", "mariadb", "sshpass", "--password", "docker", "curl"),
     "prose-secret": _PROSE_NEEDLES,
     "prose-secret-after": _PROSE_NEEDLES,
