@@ -386,9 +386,11 @@ def _scan(text: str) -> list[CredentialHit]:
         starts = shapes.get(rule.needles[0])
         matches: Iterator[re.Match[str]]
         if rule.rule_id in _ENDING:  # tried on the line before each needle, where a link word stands
-            matches = (m for at in haystack.occurrences(rule.needles) for m in _ending_at(pattern, text, at))
+            starts = haystack.occurrences(tuple(present.intersection(rule.needles)))
+            matches = (m for at in starts for m in _ending_at(pattern, text, at))
         elif rule.anchored or starts is not None:  # tried where a match can start
-            starts = haystack.occurrences(rule.needles) if starts is None else starts
+            # (only the needles that may occur: looking for one that does not is a pass over the text all the same)
+            starts = haystack.occurrences(tuple(present.intersection(rule.needles))) if starts is None else starts
             matches = (m for at in starts if (m := pattern.match(text, at)))
         elif rule.needles[0] in shapes:  # too many words of the shape: one search of the whole text
             matches = pattern.finditer(text)
