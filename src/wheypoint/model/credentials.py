@@ -117,7 +117,11 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
         "Shell/template variables: a value starting with $NAME, or containing ${...}, %NAME%, "
         "{{...}}, or a lone {name} format field, or %s / %(name)s.",
     ),
-    ("filler-runs", "Runs of 8 or more x, X, * or 0 (ghp_xxxxxxxx..., ********, AKIA0000000000000000)."),
+    (
+        "filler-runs",
+        "Runs of 8 or more x, X, * or 0 (ghp_xxxxxxxx..., ********, AKIA0000000000000000), or a mask: a value of "
+        "only * or •, or xxx (user:***@host).",
+    ),
     ("your-here", "Values containing your- / your_ / YOUR_ at a word start (your-api-key-here, YOUR_TOKEN)."),
     ("ellipsis", "Values shortened with ... or … (sk-proj-abc...wxyz): a truncated key is not a usable key."),
     (
