@@ -106,6 +106,10 @@ ISSUE_MISSES = [
     ("assignment", '[{"name": "AWS_SECRET_ACCESS_KEY", "value": "' + _r(26, B64, 40) + '"}]'),
     ("assignment", "- name: DB_PASSWORD\n  value: '" + PW + "'"),
     ("assignment", 'gh secret set DEPLOY_TOKEN --body "' + _r(27, ALNUM, 32) + '"'),
+    # found missed by the fresh pack's only run (so no longer held out): --name NAME --value value, R's <-
+    ("assignment", "az keyvault secret set --vault-name kv --name db_password --value '" + PW + "'"),
+    ("assignment", 'aws ssm put-parameter --name /prod/api_token --value "' + _r(33, ALNUM, 32) + '"'),
+    ("assignment", 'aws_secret_access_key <- "' + _r(34, B64, 40) + '"'),
     # prefixed tokens the held-out set found missed as well (gitleaks lacks them or pins them too narrowly)
     ("stripe-webhook-secret", "STRIPE_HOOK=wh" + "sec_" + _r(29, ALNUM, 32)),
     ("figma-token", "figma → fig" + "d_" + _r(30, B64URL, 40)),
@@ -196,7 +200,7 @@ def test_the_fresh_pack_holds_its_first_measured_figures() -> None:
     heldout = _heldout()
     cases = heldout.format_cases("fresh", heldout.SEEDS["fresh"], 1)  # type: ignore[attr-defined]
     found = sum(heldout._found(text, core, scan_text) for _, _, text, core in cases)  # type: ignore[attr-defined]
-    assert found >= 1150, found  # of 1,157: 99.4%
+    assert found >= 1150, found  # of 1,157: 99.4% on its one held-out run
     named = heldout.named_cases("fresh", heldout.SEEDS["fresh"] + 1, 400)  # type: ignore[attr-defined]
     found = sum(heldout._found(text, value, scan_text) for _, text, value in named)  # type: ignore[attr-defined]
     assert found >= 311, found  # of 400: 77.8%

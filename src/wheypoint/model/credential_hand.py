@@ -362,9 +362,10 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
     (
         "high-entropy-assignment",
         # NAME=value, NAME: value; a name/value pair ({"name": "NAME", "value": ...}, "- name: NAME" then
-        # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value)
+        # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value, ... --name NAME --value value)
         r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*"
-        r"(?::=|=>|=|:|,[ \t]*[\"']?value[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:|[ \t]+(?:--body|-b)(?:[ \t]+|=))[ \t]*"
+        r"(?::=|=>|<-|=|:|,[ \t]*[\"']?value[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:"
+        r"|[ \t]+(?:--body|-b|--value)(?:[ \t]+|=))[ \t]*"
         r"(?:[>|][-+]?[ \t]*\r?\n[ \t]*)?"  # a YAML block scalar: the value on the next line
         r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
         _check_assignment,
