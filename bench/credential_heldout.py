@@ -1,4 +1,4 @@
-"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in two packs."""
+"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in four packs."""
 
 # Written apart from tests/credential_formats.py (other templates, names, separators, sentence shapes) so the
 # recall it gives was not tuned for.  Two packs: "dev" was looked at while the rules were fixed; "blind" (its
@@ -483,6 +483,44 @@ PACKS["fresh"] = {
     ),
 }
 
+# A fourth pack (issue 20 §4, second pass), written before the second round of fixes was measured on it, with
+# its own seed, sentence shapes, names and separators, and run once for the figures reported as held out.
+PACKS["fourth"] = {
+    "prose": (
+        "Sorry for the delay!! {L} attached -- {V} -- ping me if it bounces",
+        "can u double-check the {L}? I have {V} in my notes",
+        "{L} rotated (old one leaked in a screenshot), now {V}",
+        "per Tomás, the {L} should be {V}; not sure it's the prod one",
+        "Note to self >> {L} :: {V}",
+    ),
+    "assignment": (
+        "{N}: {V}",
+        "var {n} = `{V}`",
+        '{n} = "{V}"  # TODO move to vault',
+        '{N}="{V}"; export {N}',
+        "$Env:{N}='{V}'",
+    ),
+    "json": (
+        '{{"auth": {{"type": "token", "{n}": "{V}"}}}}',
+        '{{"Parameters": [{{"Name": "{N}", "Value": "{V}"}}]}}',
+        '{{\n    "{N}" : "{V}"\n}}',
+        '{{"profiles": {{"prod": {{"{n}": "{V}", "timeout": 30}}}}}}',
+    ),
+    "yaml": (
+        '# staging\n{n}: "{V}"',
+        "spec:\n  template:\n    env:\n      - name: {N}\n        value: {V}",
+        "{N}: '{V}'  # expires Q3",
+        "global:\n  {n}: >\n    {V}",
+    ),
+    "shell": (
+        "echo -n '{V}' | gh secret set {N} --repo acme/api",
+        "vercel env add {N} production <<< '{V}'",
+        'docker run --rm -e {N}="{V}" -p 8080:8080 acme/app',
+        "op item edit deploy {n}='{V}'",
+        "sudo -E env {N}={V} systemctl restart worker",
+    ),
+}
+
 # Wrapped carriers in prose and shell: the thing itself, in a sentence or a command.
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
@@ -496,6 +534,10 @@ WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "fresh": {
         "prose": ("this is what I have for the {L}: {V}", "{V}\n^ the {L}, is it right?", "see {L} -> {V}"),
         "shell": ("printf '%s\\n' \"{V}\" > ./secret.txt", '{N}="{V}" make deploy'),
+    },
+    "fourth": {
+        "prose": ("Ok -- {L} follows:\n\n    {V}\n", "does {V} look right to you? ({L})", "{L} => {V} (staging)"),
+        "shell": ("tee ./cred >/dev/null <<EOF\n{V}\nEOF", "env {N}='{V}' ./bin/check"),
     },
 }
 
@@ -668,6 +710,39 @@ NAMED: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+NAMED["fourth"] = {
+    "names": (
+        "vpn psk",
+        "nas admin password",
+        "rabbitmq password",
+        "pfx password",
+        "bitwarden master password",
+        "cloudflare api secret",
+        "mysql root password",
+        "elastic password",
+        "zoom client secret",
+        "ssh passphrase",
+        "wp admin pass",
+        "splunk hec token",
+        "gpg passphrase",
+        "sftp password",
+        "oidc client secret",
+    ),
+    "sentences": (
+        "Reminder that the {K} was reset to {V} this morning",
+        "{K} -> {V}",
+        "i typed {V} for the {K} and it said invalid",
+        "the {K}, in case you need it, {V}",
+        "could you set {V} as our {K} on the new host?",
+        "Jon says {K} = '{V}' now",
+        "login failing even w/ {K} {V}",
+        "{V} <- that's the {K}",
+        'changed the {K}: old one gone, new one is "{V}"',
+        "our {K} is still {V}, we never rotated it",
+    ),
+}
+
+
 def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     """(sentence template, text, value) for n prefix-less secrets introduced by a name in a sentence."""
     rng = random.Random(seed)
@@ -686,7 +761,7 @@ def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337}
+SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337, "fourth": 52829}
 
 
 def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
@@ -697,14 +772,14 @@ def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--pack", choices=("dev", "blind", "fresh", "all"), default="all")
+    ap.add_argument("--pack", choices=("dev", "blind", "fresh", "fourth", "all"), default="all")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--named", type=int, default=400, help="prefix-less cases per pack")
     ap.add_argument("--misses", type=int, default=0, help="show this many misses (values masked)")
     args = ap.parse_args()
     from wheypoint.model.credentials import scan_text
 
-    packs = ("dev", "blind", "fresh") if args.pack == "all" else (args.pack,)
+    packs = ("dev", "blind", "fresh", "fourth") if args.pack == "all" else (args.pack,)
     for pack in packs:
         cases = format_cases(pack, SEEDS[pack], args.rounds)
         table: dict[str, dict[str, list[int]]] = {}
