@@ -351,3 +351,17 @@ def test_a_resealed_bundle_that_breaks_intake_rules_is_refused_and_imports_nothi
     assert done.json["error"]["revision"] == pair["record"]["revision_id"]
     assert FAKE_TOKEN not in done.stdout
     assert _store_bytes(home) == [] and not list(repo.glob(".cheese/notes/*.md.edited*"))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_a_bundle_path_that_is_no_regular_file_is_refused_at_once(wp: Runner, repo: Path, tmp_path: Path,
+                                                                  kind: str) -> None:  # fmt: skip
+    path = tmp_path / "b.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = Path("/dev/zero")
+    done = wp("import", str(path), cwd=repo)  # the runner's timeout fails a read that waits or never ends
+    assert done.code == 1 and done.json["error"]["code"] == "bundle-unreadable", done.stdout

@@ -357,20 +357,23 @@ def test_marked_turns_from_before_the_first_prompt_are_kept_with_it(scene: Scene
     assert set(kept(scene.record(OURS))) == {"ma1#0", "u1"}
 
 
-def test_a_turn_too_long_or_holding_a_credential_is_left_in_the_transcript_and_named(scene: Scene) -> None:
+def test_a_turn_too_long_is_left_in_the_transcript_and_one_holding_a_credential_is_kept_redacted(
+    scene: Scene,
+) -> None:
     token = "ghp_" + "R8vQ2mZt7LpXc4Nw" * 2 + "K9sD"
     lines = [user("u1", "x" * MAX_MEAT_TEXT, OLD.format(0)), user("u2", "y" * (MAX_MEAT_TEXT + 1), OLD.format(1)),
              user("u3", f"use the token {token} to push", OLD.format(2)),
              user("u4", "a plain prompt", OLD.format(3))]  # fmt: skip
     answer = scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
     message = answer["systemMessage"]
-    assert message.startswith(f"wheypoint kept 2 turn(s) verbatim in {OURS} r1; left in the transcript: ")
-    assert f"u2: {MAX_MEAT_TEXT + 1} characters, over the {MAX_MEAT_TEXT} a record keeps" in message
-    assert "u3: holds what looks like a credential" in message and token not in message
-    assert set(kept(scene.record(OURS))) == {"u1", "u4"}
+    assert message == (f"wheypoint kept 3 turn(s) verbatim in {OURS} r1, 1 with each credential in it replaced by "
+                       f"[redacted <rule>]; left in the transcript: u2: {MAX_MEAT_TEXT + 1} characters, over the "
+                       f"{MAX_MEAT_TEXT} a record keeps")  # fmt: skip
+    record = scene.record(OURS)
+    assert set(kept(record)) == {"u1", "u3", "u4"} and token not in json.dumps(record)
+    assert next(m for m in record["meat"] if m["turn"] == "u3")["text"] == "use the token [redacted github-pat] to push"
     entry = scene.last()
-    assert entry["kept"] == 2 and [s.split(":")[0] for s in entry["skipped"]] == ["u2", "u3"]
-    assert token not in (scene.home / "hooks" / "hook.log").read_text(encoding="utf-8")
+    assert entry["kept"] == 3 and [s.split(":")[0] for s in entry["skipped"]] == ["u2"] and entry["redacted"] == ["u3"]
 
 
 def test_a_turn_the_rescue_cannot_keep_is_named_even_when_nothing_else_is_new(scene: Scene) -> None:

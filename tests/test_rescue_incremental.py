@@ -228,3 +228,16 @@ def test_a_codex_rollout_fed_in_slices_keeps_what_one_whole_rescue_keeps(tmp_pat
         state = json.loads(next((tmp_path / name / "store" / "hooks").glob("*.json")).read_text(encoding="utf-8"))
         assert state["sessions"][f"codex:{session}"]["read"]["line"] == len(recorded)
     assert kept["sliced"] == kept["whole"] and len(kept["whole"]) == 4, kept
+
+
+def test_turns_a_cut_rescue_never_wrote_are_kept_by_the_next_one(scene: Scene) -> None:
+    # A rescue cut off between two of its revisions (its deadline, a killed hook) left a head newer than the turns
+    # of the chunks it never wrote. Here: the first 64 turns rescued, then the 36 the cut run would have written
+    # appear with their own (older) times. The next rescue must keep them, not judge them by the head's time.
+    old = "2026-01-01T00:00:{:02d}.000Z"
+    turns = [scene.record("user", f"Turn {n}: keep this.", timestamp=old.format(n % 60)) for n in range(100)]
+    scene.append(*turns[:64])
+    assert "kept 64 turn(s)" in scene.hook()["systemMessage"]
+    scene.append(*turns[64:])
+    assert "kept 36 turn(s)" in scene.hook()["systemMessage"]
+    assert scene.kept() == [f"Turn {n}: keep this." for n in range(100)]

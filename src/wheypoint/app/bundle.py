@@ -216,8 +216,10 @@ def import_bundle(ctx: Context, path: str, as_slug: str | None, notes: NoteOptio
     from wheypoint.store.rows import ImportedFrom
 
     source = os.path.abspath(path)
+    from wheypoint.model.regular import open_regular
+
     try:
-        handle = open(source, "rb")  # noqa: SIM115 (closed below, after the store's transaction)
+        handle = open_regular(source)  # closed below, after the store's transaction; a FIFO or device refused
     except OSError as exc:
         raise Refusal("bundle-unreadable", f"cannot read {source}: {exc.strerror or exc}") from None
     touched: list[str] = []

@@ -61,7 +61,12 @@ def _session_work(store: Store, project: str, session: dict[str, str]) -> dict[s
     from wheypoint.store.rows import WorkQuery
 
     for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS)):
-        record = store.record(work.work_id)
+        try:
+            record = store.record(work.work_id)
+        except Refusal as refusal:
+            if refusal.code != "record-corrupt":  # another work's damaged head must not cost this rescue
+                raise
+            continue
         if record is not None and record.get("session") == session:
             return record
     return None
@@ -162,7 +167,11 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         store.close()
     read = _read(located, mark if head else None)
     turns = read.turns
-    since = head["updated_at"] if head else None
+    # The session's own rescue work takes every user turn it does not hold yet: a rescue cut off between two of
+    # its revisions (a deadline, a killed hook) left newer revisions than the turns it never wrote. A work an
+    # agent wrote in the session takes the turns since its last checkpoint, which covered the ones before.
+    own = head is not None and head["slug"] == session_slug(located.harness, located.session_id)
+    since = head["updated_at"] if head and not own else None
     kept = {m["turn"] for m in head["meat"] if m.get("session_id") == located.session_id} if head else set()
     items, skipped = _wanted_turns(turns, since, kept)
     typed = {t.id for t in turns if t.kind in USER_KINDS}
