@@ -303,3 +303,30 @@ def test_a_rescue_cut_by_its_deadline_leaves_the_store_whole_and_the_next_hook_w
     assert code == 0, out
     revisions = json.loads(out)["revisions"]
     assert revisions and [r["revision_number"] for r in revisions] == sorted(r["revision_number"] for r in revisions)
+
+
+def test_a_fifo_where_a_git_file_a_harness_setting_or_the_hook_state_lives_is_never_waited_on(
+    place: dict[str, Path],
+) -> None:
+    """Files no flag names but every command reads: git's own (config, packed-refs), the harnesses' settings
+    and Codex's config.toml that doctor reads, the hooks' state. A FIFO in any of them must not hang a command."""
+    root, repo = place["root"], place["repo"]
+    for name in ("packed-refs", "config"):
+        (repo / ".git" / name).unlink(missing_ok=True)
+        os.mkfifo(repo / ".git" / name)
+    home = root / "home"
+    for rel in (".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(home / rel)
+    (root / "store-home" / "hooks").mkdir(parents=True)
+    code, out, err, _ = _run(root, repo, ["checkpoint", "w", "--orientation", "O.", "--next", "hold", "--notes", "N."])
+    assert code == 0, out + err
+    project = json.loads(out)["project"]
+    os.mkfifo(root / "store-home" / "hooks" / f"{project}.json")
+    payload = json.dumps({"session_id": "5a8b7e8e-4b0c-4c8e-9d35-2a6f1c0e7f11", "cwd": str(repo),
+                          "hook_event_name": "SessionStart", "source": "startup"}).encode()  # fmt: skip
+    for args, stdin in ((["show", "w"], b""), (["list"], b""), (["doctor", "--format", "json"], b""),
+                        (["hooks", "status", "--harness", "claude-code"], b""),
+                        (["hook", "SessionStart", "--harness", "claude-code"], payload)):  # fmt: skip
+        code, out, err, _ = _run(root, repo, args, stdin=stdin)  # the runner's timeout fails a wait
+        assert "Traceback" not in err and json.loads(out), (args, out, err)

@@ -202,10 +202,11 @@ def test_a_standard_validator_agrees_on_schema_level_verdicts() -> None:
         assert not validator.is_valid(changed(**edit)), edit
 
 
-_BLOCK = re.compile(r"^\s*(?:#|>|[-*+]\s|```|~~~|\d+[.)]\s|<)")
+# A block opener; or a whole line CommonMark reads as a setext underline or a thematic break.
+_BLOCK = re.compile(r"^\s*(?:#|>|[-*+]\s|```|~~~|\d+[.)]\s|<)|^\s*(?:(?:=\s*)+|(?:-\s*)+|(?:\*\s*){3,}|(?:_\s*){3,})$")
 
 
-@given(st.lists(st.sampled_from(list(" \t\u00a0#><`~-*+1\u0663.)ab")), max_size=8).map("".join))
+@given(st.lists(st.sampled_from(list(" \t\u00a0#><`~-*+=_1\u0663.)ab")), max_size=8).map("".join))
 def test_markdown_block_openers_are_told_by_string_tests_as_the_pattern_says(text: str) -> None:
     assert opens_markdown_block(text) == bool(_BLOCK.match(text))
 

@@ -32,6 +32,7 @@ import os
 from wheypoint.app import harness_files as hf
 from wheypoint.app.doctor_store import check_notes, check_store, finding
 from wheypoint.model.errors import Refusal
+from wheypoint.model.regular import open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ def read_log(ctx: Context, warnings: list[dict[str, Any]]) -> dict[str, Any]:
     bad = 0
     for part in (path + ".1", path):
         try:
-            with open(part, "rb") as handle:
+            with open_regular(part) as handle:  # a FIFO in its place is never waited on
                 size = handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, size - LOG_TAIL_BYTES))
                 data = handle.read()

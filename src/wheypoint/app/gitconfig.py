@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from wheypoint.model.regular import open_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -78,8 +80,8 @@ def lookup(environ: Mapping[str, str], paths: list[str], section: str, subsectio
     found = None
     for path in paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(1 << 20)
+            with open_regular(path) as handle:  # a FIFO or device in its place is never waited on
+                text = handle.read(1 << 20).decode("utf-8", errors="replace")
         except OSError:
             continue
         lowered = text.lower()

@@ -218,9 +218,11 @@ def read_as_harness(harness: str, path: str) -> Settings:
     except Refusal as refusal:
         if harness != "gemini" or refusal.code != "settings-unreadable":
             raise
+        from wheypoint.model.regular import open_regular
+
         try:
-            with open(path, encoding="utf-8-sig") as handle:
-                text = handle.read(MAX_SETTINGS_BYTES)
+            with open_regular(path) as handle:
+                text = handle.read(MAX_SETTINGS_BYTES).decode("utf-8-sig")
             data = json.loads(without_comments(text))
         except (OSError, UnicodeDecodeError, ValueError, RecursionError):
             raise refusal from None
@@ -332,8 +334,10 @@ def render_plugin(commands: dict[str, str]) -> str:
 def read_plugin(path: str) -> tuple[str | None, dict[str, str] | None]:
     """(the file's text or None when absent, the commands written in it or None when the file is not ours)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(MAX_SETTINGS_BYTES)
+        from wheypoint.model.regular import open_regular
+
+        with open_regular(path) as handle:
+            text = handle.read(MAX_SETTINGS_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None, None
     except (OSError, UnicodeDecodeError) as exc:

@@ -31,6 +31,7 @@ import os
 from wheypoint.app.doctor_store import finding
 from wheypoint.app.harness_files import MAX_SETTINGS_BYTES, config_home, home, user_folder, without_comments
 from wheypoint.model.errors import Refusal
+from wheypoint.model.regular import open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class _Seen:
     def json(self, path: str, jsonc: bool = False) -> dict[str, Any]:
         self.looked.append(path)
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:  # a FIFO or device in its place is refused, never waited on
                 raw = handle.read(MAX_SETTINGS_BYTES)
         except (FileNotFoundError, NotADirectoryError):
             return {}
@@ -228,8 +229,8 @@ def _skill_files(root: str, depth: int = 0) -> list[str]:
 def _skill_name(path: str) -> str | None:
     """The `name:` of a SKILL.md's front matter, if it has one."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            head = handle.read(4096)
+        with open_regular(path) as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return None
     if not head.startswith("---"):

@@ -35,8 +35,10 @@ def state_path(environ: Mapping[str, str], project: str) -> str:
 def load_state(environ: Mapping[str, str], project: str) -> dict[str, Any]:
     """The project's hook state; empty when there is none or it cannot be read (it is advisory)."""
     try:
-        with open(state_path(environ, project), encoding="utf-8") as handle:
-            state = json.load(handle)
+        from wheypoint.model.regular import open_regular
+
+        with open_regular(state_path(environ, project)) as handle:  # never waits on a FIFO in its place
+            state = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return state if isinstance(state, dict) else {}

@@ -46,7 +46,9 @@ def loads(text: str) -> dict[str, Any]:
 def read_file(path: str) -> dict[str, Any] | None:
     """The TOML file at `path`, None when there is none; TomlError when it cannot be read or is not TOML."""
     try:
-        with open(path, "rb") as handle:
+        from wheypoint.model.regular import open_regular
+
+        with open_regular(path) as handle:  # a FIFO or device in its place is refused, never waited on
             raw = handle.read(MAX_TOML_BYTES + 1)
     except FileNotFoundError:
         return None

@@ -200,9 +200,12 @@ class Checkout(Record):
 
 
 def _read(path: str, strip: bool = True) -> str | None:
+    """A git file's text, None when it cannot be read; a FIFO or device planted in a clone is never waited on."""
+    from wheypoint.model.regular import open_regular
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        with open_regular(path) as handle:
+            text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return None
     return text.strip() if strip else text
