@@ -115,6 +115,10 @@ ISSUE_MISSES = [
     ("figma-token", "figma → fig" + "d_" + _r(30, B64URL, 40)),
     ("notion-token", '{"notion": "nt' + "n_" + _r(31, ALNUM, 46) + '"}'),
     ("flyio-token", "FLY=FlyV1 fm" + "2_" + _r(32, B64URL, 120)),
+    # issue 20 §4, second pass: no link word, the name after the value with "for", a value piped into a command
+    ("prose-secret-bare", "here's the signing key you wanted " + _r(35, ALNUM, 20) + "7"),
+    ("prose-secret-after", "we went with " + _r(36, HEX, 32) + " for the webhook secret in the end"),
+    ("piped-secret", "echo '" + _r(37, ALNUM, 24) + "' | docker login -u ci --password-stdin ghcr.io"),
 ]
 # classes several rules may find (prose and assignments, WireGuard's key, curl's quoted --user, which gitleaks knows)
 _ANY = {"wireguard", "prose", "assignment", "curl"}
@@ -204,3 +208,62 @@ def test_the_fresh_pack_holds_its_first_measured_figures() -> None:
     named = heldout.named_cases("fresh", heldout.SEEDS["fresh"] + 1, 400)  # type: ignore[attr-defined]
     found = sum(heldout._found(text, value, scan_text) for _, text, value in named)  # type: ignore[attr-defined]
     assert found >= 311, found  # of 400: 77.8%
+
+
+# --- issue 20 §4, second pass: the classes the fresh pack's one run missed, generated ------------------------
+
+
+def _pick(seed: int) -> str:
+    """A prefix-less secret of a kind people paste: a chosen password, hex, base64, letters and digits."""
+    rng = random.Random(seed)
+    kind = seed % 4
+    if kind == 0:
+        return rng.choice(("Heron", "juniper", "Copper", "walrus")) + rng.choice("!#@&*") + str(rng.randint(100, 9999))
+    if kind == 1:
+        return _r(seed, HEX, rng.choice((24, 32, 40)))
+    if kind == 2:
+        return _b64(seed, rng.choice((18, 24, 32)))
+    return _r(seed, ALNUM, rng.choice((16, 20, 24))) + str(seed % 10)
+
+
+NAMES = ("vault unseal key", "ftp password", "signing secret", "broker passphrase", "api token", "nas pw")
+NO_LINK = ("here's the {K} you wanted {V}", "sending the {K} you asked about {V} now", "{K} from the old box {V}")
+FOR_AFTER = ("we went with {V} for the {K} in the end", "I picked {V} for the {K}", "try {V} for our {K}")
+PIPED = (
+    "printf '%s' \"{V}\" | wrangler secret put {N}",
+    "echo -n {V} | gh secret set {N} --repo acme/api",
+    "echo '{V}' | docker login -u ci --password-stdin registry.acme.io",
+    "printf \"%s\\n\" '{V}' | fly secrets set {N}=-",
+)
+
+
+def _class_cases(templates: tuple[str, ...]) -> list[tuple[str, str]]:
+    out = []
+    for i, template in enumerate(templates * 8):
+        value = _pick(1000 + i)
+        out.append((template.format(K=NAMES[i % len(NAMES)], N="APP_SECRET", V=value), value))
+    return out
+
+
+@pytest.mark.parametrize("templates", [NO_LINK, FOR_AFTER, PIPED], ids=["no-link", "for-after", "piped"])
+def test_each_class_the_fresh_run_missed_is_found(templates: tuple[str, ...]) -> None:
+    for text, value in _class_cases(templates):
+        start = text.index(value)
+        hits = scan_text(text)
+        assert any(h.start < start + len(value) and h.end > start for h in hits), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if (credential instanceof jwtclient_1.JWT) {",
+        "if (!r2.credentials || r2.credentials && !r2.credentials.access_token) {",
+        "the token you gave me expires in 3600s",
+        "I used the password reset flow for build 20240611 yesterday",
+        "echo $GITHUB_TOKEN | docker login ghcr.io -u ci --password-stdin",
+        'echo "${NPM_TOKEN}" | gh secret set NPM_TOKEN',
+        "ran migrate_2024_01 for the session key table",
+    ],
+)
+def test_the_new_classes_leave_code_and_variables_alone(text: str) -> None:
+    assert scan_text(text) == []

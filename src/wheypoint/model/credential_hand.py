@@ -228,9 +228,33 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
     value = m.group("v")
     if _renamed(m.group("g")) or _is_placeholder_password("", value) or value.endswith(":"):
         return False
+    if (m.groupdict().get("lk") or "").lower() == "for":  # "V for the K", not "V for the K table"
+        word = re.match(r"[ \t]+([A-Za-z]+)", m.string[m.end() : m.end() + 30])
+        if word and word.group(1).lower() not in _AFTER_NAME:
+            return False
     if _is_password_name(m.group("k")):
         return looks_like_password(value)
     return looks_random(value, min_len=12) or _chosen(value)
+
+
+def _check_prose_bare(m: re.Match[str]) -> bool:
+    """No link word: the words in between are words of a sentence, and the value is no code (a member chain)."""
+    value, words = m.group("v"), m.group("g").split()
+    after = m.string[m.end() : m.end() + 60].split("\n", 1)[0].split()[:4]  # "... uses V as the commit"
+    if any(not re.fullmatch(r"[A-Za-z'’]+,?", w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
+        return False
+    return not re.search(r"^[!\\]|[\\(){}\[\]]", value) and not re.match(_CHAIN_SRC, value) and _check_prose_reversed(m)
+
+
+_AFTER_NAME = frozenset({"in", "on", "at", "and", "but", "so", "then", "now", "from", "since", "until", "for", "too"})
+_CODE_WORDS = frozenset({"instanceof", "typeof", "return", "await", "yield", "new", "def", "let", "const", "var"})
+
+
+def _check_piped(m: re.Match[str]) -> bool:
+    """A value echoed into a command that stores a secret or logs in from stdin: anything but a variable."""
+    value = m.group("v")
+    bad = value[0] in "$%<-" or _is_placeholder_password("", value)
+    return not bad and (looks_like_password(value) or looks_random(value, min_len=8))
 
 
 def _chosen(value: str) -> bool:
@@ -403,10 +427,28 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         "prose-secret-after",
         # the value first, the name after: "use ... as the root pw", "..., that's the signing secret"
         r"(?<![^\s\"'`(\[])(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{8,}?)(?P=q)[,;]?"
-        r"(?P<g>(?:[ \t]+[^\s]{1,20}){0,4}?)[ \t]+(?i:is|as|was|it's|it is|that's|that is)[ \t]+"
+        r"(?P<g>(?:[ \t]+[^\s]{1,20}){0,4}?)[ \t]+(?P<lk>(?i:is|as|was|it's|it is|that's|that is|for))[ \t]+"
         r"(?:(?i:the|my|our|your|a|an|his|her|their)[ \t]+)?(?:[\w.'’-]{1,20}[ \t]+){0,3}?"
         r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?![A-Za-z])",
         _check_prose_reversed,
+    ),
+    (
+        "prose-secret-bare",
+        # the name, a few words and the value with no link between: "here's the signing key you wanted ..."
+        # (the value holds a digit, so the words in between are not taken for it)
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?(?P<g>(?:[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){1,6}?)"
+        r"[ \t]+(?P<q>[\"'`]?)(?=[^\s\"'`]*[0-9])(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
+        _check_prose_bare,
+    ),
+    (
+        "piped-secret",
+        # echo/printf of a value into a command storing a named secret or logging in from stdin:
+        # printf '%s' "..." | wrangler secret put NAME, echo ... | docker login --password-stdin
+        r"(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?P<f>['\"])%s(?:\\n)?(?P=f))?[ \t]+(?P<q>['\"]?)"
+        r"(?P<v>[^\s'\"|;]{8,})(?P=q)[ \t]*\|[ \t]*[^\n|;&]{0,120}?"
+        r"(?:\bsecrets?[ \t:]+(?:put|set|add|create|store)\b|--(?:password|token|secret)-stdin\b"
+        r"|\benv[ \t:]+(?:add|set)\b|\bpass[ \t]+insert\b)",
+        _check_piped,
     ),
 )
 

@@ -100,7 +100,18 @@ RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "prose-secret-after",
-        "A value first and the sentence naming it after: 'use ... as the root pw', '..., that's the HMAC key'.",
+        "A value first and the sentence naming it after: 'use ... as the root pw', '..., that's the HMAC key', "
+        "'we went with ... for the deploy secret'.",
+    ),
+    (
+        "prose-secret-bare",
+        "A sentence naming a secret, up to six words and a value holding a digit with no link between: "
+        "'here's the signing key you wanted ...'.",
+    ),
+    (
+        "piped-secret",
+        "A value echoed or printf'd into a command storing a secret or logging in from stdin: "
+        "'echo ... | docker login --password-stdin', 'printf ... | wrangler secret put NAME'.",
     ),
 )
 
@@ -185,6 +196,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "password-flag": ("mysql", "mariadb", "sshpass", "--password", "docker", "curl"),
     "prose-secret": _PROSE_NEEDLES,
     "prose-secret-after": _PROSE_NEEDLES,
+    "prose-secret-bare": _PROSE_NEEDLES,
+    "piped-secret": ("echo", "printf"),
 }
 
 # Hand-written rules whose every match starts with one of its needles: they are tried only at the needles'
@@ -196,6 +209,8 @@ _ANCHORED = frozenset(
         "high-entropy-assignment",
         "password-flag",
         "prose-secret",
+        "prose-secret-bare",
+        "piped-secret",
         "azure-sas-signature",
         "tailscale-key",
         "docker-hub-pat",
@@ -365,7 +380,7 @@ def _ending_at(pattern: re.Pattern[str], text: str, at: int) -> Iterator[re.Matc
     if not _LINK_BEFORE:
         import re
 
-        _LINK_BEFORE.append(re.compile(r"(?i:\b(?:is|as|was|it's|that's|that is|it is)[ \t])"))
+        _LINK_BEFORE.append(re.compile(r"(?i:\b(?:is|as|was|it's|that's|that is|it is|for)[ \t])"))
     lo = max(text.rfind("\n", 0, at) + 1, at - _BEFORE)
     if _LINK_BEFORE[0].search(text, lo, at) is None:
         return iter(())
