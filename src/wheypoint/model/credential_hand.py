@@ -30,7 +30,7 @@ _ASSIGN_KEYWORDS = (
 
 # What a sentence calls a secret: a password, a token, a key named by what it does ("the HMAC key").
 _PROSE_KEYWORDS = (
-    r"pass(?:word|wd|phrase|code)|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|secret|token|credentials?|creds\b"
+    r"pass(?:word|wd|phrase|code)|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|psk\b|secret|token|credentials?|creds\b"
     r"|(?:api|access|secret|private|hmac|encryption|signing|master|license|unseal|decryption|session|webhook)"
     r"[ _-]?key"
 )
@@ -202,7 +202,7 @@ def _check_password_flag(m: re.Match[str]) -> bool:
 
 def _is_password_name(name: str) -> bool:
     low = name.lower()
-    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])pw(?![a-z])", low) is not None
+    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])(?:pw|psk)(?![a-z])", low) is not None
 
 
 def _renamed(words: str) -> bool:
@@ -239,14 +239,14 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
 
 def _check_prose_bare(m: re.Match[str]) -> bool:
     """No link word: the words in between are words of a sentence, and the value is no code (a member chain)."""
-    value, words = m.group("v"), m.group("g").split()
+    value, words = m.group("v"), m.group("g").replace(",", " ").split()
     after = m.string[m.end() : m.end() + 60].split("\n", 1)[0].split()[:4]  # "... uses V as the commit"
-    if any(not re.fullmatch(r"[A-Za-z'’]+,?", w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
+    if any(not re.fullmatch(r"[A-Za-z'’]+", w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
         return False
     return not re.search(r"^[!\\]|[\\(){}\[\]]", value) and not re.match(_CHAIN_SRC, value) and _check_prose_reversed(m)
 
 
-_AFTER_NAME = frozenset({"in", "on", "at", "and", "but", "so", "then", "now", "from", "since", "until", "for", "too"})
+_AFTER_NAME = frozenset({"in", "on", "at", "and", "but", "so", "then", "now", "from", "since", "until", "key", "too"})
 _CODE_WORDS = frozenset({"instanceof", "typeof", "return", "await", "yield", "new", "def", "let", "const", "var"})
 
 
@@ -388,7 +388,7 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # NAME=value, NAME: value; a name/value pair ({"name": "NAME", "value": ...}, "- name: NAME" then
         # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value, ... --name NAME --value value)
         r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*"
-        r"(?::=|=>|<-|=|:|,[ \t]*[\"']?value[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:"
+        r"(?::=|=>|<-|=|:|,[ \t]*[\"']?(?i:value)[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:"
         r"|[ \t]+(?:--body|-b|--value)(?:[ \t]+|=))[ \t]*"
         r"(?:[>|][-+]?[ \t]*\r?\n[ \t]*)?"  # a YAML block scalar: the value on the next line
         r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
@@ -414,7 +414,7 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # (a link is a word, or a sign with a space after it: `key:value` and `a=b` are code, not a sentence)
         r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))[ \t]*"
         # (each word taken whole, as an atomic group would: a lookahead, then a reference to what it saw)
-        r"|(?P<g>(?:[ \t]*[,;]?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){0,10}?)"
+        r"|(?P<g>(?:[ \t]*[,;:]?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){0,10}?)"
         r"(?P<l2>[ \t]*(?::|(?<![=!<>])=(?!=)|->|=>|→|—|–)(?=\s)|[ \t]+(?i:" + _LINKS + r"|-)(?![\w-])"
         r"|[ \t]*(?=\r?\n[ \t]*[^\s]{8,}[ \t]*(?:\r?\n|$)))"  # or the line ends and the value is the next line
         r"[ \t]*(?:\r?\n[ \t]*)?"
@@ -436,7 +436,7 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         "prose-secret-bare",
         # the name, a few words and the value with no link between: "here's the signing key you wanted ..."
         # (the value holds a digit, so the words in between are not taken for it)
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?(?P<g>(?:[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){1,6}?)"
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!]?(?P<g>(?:,?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){1,6}?)"
         r"[ \t]+(?P<q>[\"'`]?)(?=[^\s\"'`]*[0-9])(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
         _check_prose_bare,
     ),

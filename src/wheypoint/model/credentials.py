@@ -153,8 +153,8 @@ _COMMON_WORDS = frozenset(
 # The first words of what a sentence calls a secret (credential_hand._PROSE_KEYWORDS).  Words as common in prompts
 # as "session" or "master" are looked for only as part of the name ("session key", "master_key").
 _PROSE_NEEDLES = (
-    "pass", "pwd", "pw", "secret", "token", "api", "access", "credential", "creds", "hmac", "encryption", "signing",
-    "license", "unseal", "decryption",
+    "pass", "pwd", "pw", "psk", "secret", "token", "api", "access", "credential", "creds", "hmac", "encryption",
+    "signing", "license", "unseal", "decryption",
     *(f"{word}{sep}key" for word in ("private", "session", "master", "webhook") for sep in (" ", "_", "-", "")),
 )  # fmt: skip
 
