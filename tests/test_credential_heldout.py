@@ -210,6 +210,17 @@ def test_the_fresh_pack_holds_its_first_measured_figures() -> None:
     assert found >= 311, found  # of 400: 77.8%
 
 
+def test_the_fourth_pack_holds_its_first_measured_figures() -> None:
+    """The fourth pack, run once after the second pass (docs/credentials.md): its figures must not drop."""
+    heldout = _heldout()
+    cases = heldout.format_cases("fourth", heldout.SEEDS["fourth"], 1)  # type: ignore[attr-defined]
+    found = sum(heldout._found(text, core, scan_text) for _, _, text, core in cases)  # type: ignore[attr-defined]
+    assert found >= 1200, found  # of 1,212: 99.0% on its one held-out run
+    named = heldout.named_cases("fourth", heldout.SEEDS["fourth"] + 1, 400)  # type: ignore[attr-defined]
+    found = sum(heldout._found(text, value, scan_text) for _, text, value in named)  # type: ignore[attr-defined]
+    assert found >= 266, found  # of 400: 66.5%
+
+
 # --- issue 20 §4, second pass: the classes the fresh pack's one run missed, generated ------------------------
 
 
@@ -241,11 +252,28 @@ def _class_cases(templates: tuple[str, ...]) -> list[tuple[str, str]]:
     out = []
     for i, template in enumerate(templates * 8):
         value = _pick(1000 + i)
-        out.append((template.format(K=NAMES[i % len(NAMES)], N="APP_SECRET", V=value), value))
+        out.append(
+            (
+                template.format(
+                    K=NAMES[i % len(NAMES)], N=("DB_PASSWORD", "APP_SECRET")[i // len(templates) % 2], V=value
+                ),
+                value,
+            )
+        )
     return out
 
 
-@pytest.mark.parametrize("templates", [NO_LINK, FOR_AFTER, PIPED], ids=["no-link", "for-after", "piped"])
+# ... and the classes the fourth pack's one run missed (other templates than that pack's)
+CLAUSE = ("the {K}, as far as I know, {V}", "{K}: the old one expired, the new one is {V}", "the {K}? we use {V} now")
+PSK = ("the wifi psk is {V}", "router psk -> {V}", "{V} is the site psk")
+NAME_VALUE = ('{{"Name": "{N}", "Value": "{V}"}}', '[{{"name": "{N}", "Value": "{V}"}}]')
+
+
+@pytest.mark.parametrize(
+    "templates",
+    [NO_LINK, FOR_AFTER, PIPED, CLAUSE, PSK, NAME_VALUE],
+    ids=["no-link", "for-after", "piped", "clause", "psk", "name-value"],
+)
 def test_each_class_the_fresh_run_missed_is_found(templates: tuple[str, ...]) -> None:
     for text, value in _class_cases(templates):
         start = text.index(value)
