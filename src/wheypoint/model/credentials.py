@@ -93,7 +93,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "prose-secret",
-        "A sentence naming a password, pwd, pw, secret, token, API, access, private, HMAC, signing (...) key, "
+        "A sentence naming a password, pwd, pw, psk, secret, token, API, access, private, HMAC, signing (...) key, "
         "credential or creds, then "
         "up to ten words and a link (is / was / to / being / : / = / ->, or nothing when the value follows at once) "
         "and a random-looking value (a chosen password: 8+ characters mixing three classes).",
