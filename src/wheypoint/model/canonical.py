@@ -172,28 +172,3 @@ def digest(value: Any) -> str:
 def short_hash(value: Any, length: int = 12) -> str:
     """The first `length` hex digits of a value's digest: the suffix of derived ids."""
     return sha256_hex(canonical_bytes(value))[:length]
-
-
-def digest_matches(value: Any, expected: Any) -> bool:
-    """Whether `expected` is `digest(value)`, at the cost of a C encoder when it is (reading a stored record).
-
-    Python's own compact, key-sorted JSON is the canonical text for every value whose keys sort the same by
-    code point as by UTF-16 unit (all of wheypoint's) and that holds integers only, so it is tried first: its
-    digest can equal `expected` only when that text is the canonical text of the value `expected` was taken
-    over, and JSON text is read back to one value, so a match proves the value unchanged. A value outside that
-    case falls back to the canonical form itself, so the answer is always exact.
-    """
-    import json
-
-    if not isinstance(expected, str):
-        return False
-    try:
-        fast = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
-        if "sha256:" + sha256_hex(fast.encode("utf-8")) == expected:
-            return True
-    except (TypeError, ValueError, UnicodeEncodeError):
-        pass
-    try:
-        return digest(value) == expected
-    except (CanonicalError, TypeError, ValueError, RecursionError):
-        return False
