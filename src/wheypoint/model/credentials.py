@@ -26,8 +26,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterator
+    from typing import Any
 
-__all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "scan_text"]
+__all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "redact_spans", "scan_text"]
 
 
 # wheypoint's own rules, documented.  The order is the priority: when two rules mark overlapping text, the
@@ -465,8 +466,24 @@ def redact(text: str, mark: str = "[redacted {rule}]") -> str:
 
     A value that is all asterisks is left as it is: it is already masked (a store URL is shown `user:***@host`).
     """
-    for hit in reversed(scan_text(text)):
+    return redact_spans(text, mark)[0]
+
+
+def redact_spans(text: str, mark: str = "[redacted {rule}]") -> tuple[str, list[dict[str, Any]]]:
+    """`redact`'s text, and where each marker now stands in it: `{rule, start, end}`, in order (the record of a
+    redacted meat turn keeps these). The rest of the text is kept byte for byte."""
+    out: list[str] = []
+    spans: list[dict[str, Any]] = []
+    at = length = 0
+    for hit in scan_text(text):
         if set(text[hit.start : hit.end]) <= {"*"}:
             continue
-        text = f"{text[: hit.start]}{mark.format(rule=hit.rule)}{text[hit.end :]}"
-    return text
+        marker = mark.format(rule=hit.rule)
+        out.append(text[at : hit.start])
+        length += hit.start - at
+        spans.append({"rule": hit.rule, "start": length, "end": length + len(marker)})
+        out.append(marker)
+        length += len(marker)
+        at = hit.end
+    out.append(text[at:])
+    return "".join(out), spans

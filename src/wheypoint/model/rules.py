@@ -279,29 +279,6 @@ def secret_problem(path: str, text: str) -> Problem | None:
     )
 
 
-def redact_spans(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """(text with each credential the scan finds replaced by `[redacted <rule>]`, where each marker now stands:
-    `{rule, start, end}` in the new text, in order). The rest of the text is kept byte for byte; the marker is
-    `credentials.redact`'s, the one every reply uses."""
-    from wheypoint.model.credentials import scan_text
-
-    out: list[str] = []
-    spans: list[dict[str, Any]] = []
-    at = length = 0
-    for hit in scan_text(text):
-        if set(text[hit.start : hit.end]) <= {"*"}:  # already masked (a store URL shown `user:***@host`)
-            continue
-        marker = f"[redacted {hit.rule}]"
-        out.append(text[at : hit.start])
-        length += hit.start - at
-        spans.append({"rule": hit.rule, "start": length, "end": length + len(marker)})
-        out.append(marker)
-        length += len(marker)
-        at = hit.end
-    out.append(text[at:])
-    return "".join(out), spans
-
-
 def check_credentials(intent: dict[str, Any]) -> list[Problem]:
     """Every string of the intent that looks like a credential is refused."""
     return [p for path, text in walk_strings(intent) if (p := secret_problem(path, text)) is not None]
