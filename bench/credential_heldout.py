@@ -1,14 +1,16 @@
-"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in four packs."""
+"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in six packs."""
 
 # Written apart from tests/credential_formats.py (other templates, names, separators, sentence shapes) so the
-# recall it gives was not tuned for.  Four packs: "dev" was looked at while the rules were fixed; "blind" and
+# recall it gives was not tuned for.  Six packs: "dev" was looked at while the rules were fixed; "blind" and
 # "fresh" were each run once and then fixed on; "fourth" (issue 20 §4, second pass) was written before that pass's
-# fixes were measured on it, run once, and its figures are the honest ones (docs/credentials.md).  Every value is
-# drawn from a seeded generator at run time and every prefix is joined from pieces, so the repository holds no
-# string shaped like a live credential.
+# fixes were measured on it, run once, and then fixed on.  "fifth" and "sixth" (issue 20 §4, third pass) were both
+# written before either was run: "fifth" was run once on the detector as it stood and then its misses were fixed,
+# "sixth" was run once after those fixes and never fixed on; the first run of each is the honest figure
+# (docs/credentials.md).  Every value is drawn from a seeded generator at run time and every prefix is joined from
+# pieces, so the repository holds no string shaped like a live credential.
 #
 #   python3 bench/credential_heldout.py                  # every pack, a table per format and form
-#   python3 bench/credential_heldout.py --pack fourth --misses 20
+#   python3 bench/credential_heldout.py --pack fifth --misses 20
 
 from __future__ import annotations
 
@@ -522,6 +524,79 @@ PACKS["fourth"] = {
     ),
 }
 
+# Two more packs (issue 20 §4, third pass), written together before either was run, each with its own seed,
+# templates, variable names, separators, secret names and sentence shapes: "fifth" is run once on the detector as
+# it stood and then fixed on, "sixth" is run once after those fixes and never fixed on.
+PACKS["fifth"] = {
+    "prose": (
+        "hey can you plug the {L} into the CI? it's {V}",
+        "**{L}**: {V}",
+        "{L} from the 1password vault (shared folder) -> {V} , thx",
+        "pls dont log this anywhere, {L} is `{V}`",
+        "Here you go: {V} (the {L}, staging scope)",
+    ),
+    "assignment": (
+        "{N}={V}  # from ops",
+        "export const {n} = '{V}'",
+        '{n}: str = "{V}"',
+        'os.environ["{N}"] = "{V}"',
+        "[default]\n{n} = {V}",
+    ),
+    "json": (
+        '{{"secrets": [{{"id": "{n}", "data": "{V}"}}]}}',
+        '{{"config": {{"api": {{"{n}": "{V}", "base_url": "https://api.internal"}}}}}}',
+        '{{\n\t"{N}": "{V}",\n\t"LOG_LEVEL": "info"\n}}',
+    ),
+    "yaml": (
+        'env:\n  - name: {N}\n    value: "{V}"',
+        '{n}: "{V}" # do not commit',
+        "credentials:\n  default:\n    {n}: '{V}'",
+        "---\n{N}: {V}\n...",
+    ),
+    "shell": (
+        'export {N}="{V}" && ./deploy.sh',
+        "railway variables set {N}={V}",
+        'echo "{N}={V}" | tee -a ~/.profile',
+        "helm upgrade app ./chart --set secrets.{n}={V}",
+        "{N}='{V}' docker compose up -d",
+    ),
+}
+
+PACKS["sixth"] = {
+    "prose": (
+        "so the {L} they sent over is {V} - does that look valid to you?",
+        "Context: nightly export broke.\n{L} = {V}\nwhat am I missing?",
+        "the {L} ({V}) stopped working after the migration",
+        "i'm using `{V}` as the {L} rn, is that the right one??",
+        "{L} — {V} — rotate after the demo",
+    ),
+    "assignment": (
+        'define("{N}", "{V}");',
+        "local {n} = '{V}'",
+        'config.{n} = "{V}"',
+        'setx {N} "{V}"',
+        "{n}={V}",
+    ),
+    "json": (
+        '{{"type": "service_account", "{n}": "{V}"}}',
+        '{{"env": [{{"name": "{N}", "valueFrom": null, "value": "{V}"}}]}}',
+        '{{"prod": {{"{N}": "{V}"}}, "dev": {{"{N}": ""}}}}',
+    ),
+    "yaml": (
+        "{n}: {V}   # from Ravi",
+        'services:\n  api:\n    environment:\n      {N}: "{V}"',
+        "- key: {n}\n  value: {V}",
+        "data:\n  {n}: {V}\n  user: svc",
+    ),
+    "shell": (
+        "export {N}={V}; ./run.sh",
+        "doppler secrets set {N}='{V}'",
+        'gcloud secrets versions add {n} --data-file=- <<< "{V}"',
+        "docker compose run -e {N}={V} api pytest",
+        "echo {N}={V} >> .env",
+    ),
+}
+
 # Wrapped carriers in prose and shell: the thing itself, in a sentence or a command.
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
@@ -539,6 +614,18 @@ WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "fourth": {
         "prose": ("Ok -- {L} follows:\n\n    {V}\n", "does {V} look right to you? ({L})", "{L} => {V} (staging)"),
         "shell": ("tee ./cred >/dev/null <<EOF\n{V}\nEOF", "env {N}='{V}' ./bin/check"),
+    },
+    "fifth": {
+        "prose": (
+            "here's the {L}, straight from the portal:\n\n{V}\n\nlmk if it works",
+            "{L} → `{V}`",
+            "tried {V} but got a timeout",
+        ),
+        "shell": ("cat <<EOF > ./key.txt\n{V}\nEOF", '{N}="{V}" ./scripts/smoke.sh'),
+    },
+    "sixth": {
+        "prose": ("```\n{V}\n```\nthat's the {L}", "fyi {L}: {V} (prod)", "Why does {V} give me a 403?"),
+        "shell": ("echo '{V}' | pbcopy", "export {N}='{V}'; make test"),
     },
 }
 
@@ -744,6 +831,75 @@ NAMED["fourth"] = {
 }
 
 
+NAMED["fifth"] = {
+    "names": (
+        "staging db pass",
+        "jira password",
+        "cognito client secret",
+        "twitch client secret",
+        "snowflake password",
+        "airflow fernet key",
+        "django secret key",
+        "keycloak admin password",
+        "ftp password",
+        "samba password",
+        "openvpn passphrase",
+        "datadog app key",
+        "artifactory password",
+        "couchdb admin password",
+        "rails master key",
+    ),
+    "sentences": (
+        "hi! quick one, the {K} for the reporting box got changed again and it's now {V} if anyone asks",
+        "**{K}:** {V}",
+        "- host: db-2.internal\n- user: reporting\n- {K}: {V}",
+        "{V} (that's the {K}, the new one)",
+        'whats the {K} again? is it "{V}" or did someone change it',
+        "teh {K} is {V}\nand the username is just admin",
+        "setting up the runner now — {K} `{V}` — will report back",
+        "{K} (rotated by Kwame on monday, stored nowhere else yet) {V}",
+        "for {K} use '{V}' pls",
+        "Can you log into grafana with the {K} I gave you yesterday, {V}, and look at the alerts?",
+        "ok here goes. {K} = {V}. don't lose it",
+    ),
+}
+
+NAMED["sixth"] = {
+    "names": (
+        "proxy password",
+        "nexus password",
+        "unifi password",
+        "pgadmin password",
+        "salesforce security token",
+        "mqtt password",
+        "ansible vault password",
+        "jks password",
+        "harbor robot secret",
+        "clickhouse password",
+        "teamcity token",
+        "auth0 client secret",
+        "cookie secret",
+        "laptop login password",
+        "influxdb token",
+        "windows admin pw",
+    ),
+    "sentences": (
+        "so um the {K} we set up for the contractors is {V} i think",
+        "1. ssh in\n2. run the migration\n3. when it asks for the {K}, type {V}",
+        "`{K}`: `{V}`",
+        "{V} — {K}, prod only",
+        "did the {K} ({V}) get into the logs?",
+        "the {K} shoudl be {V} now, lmk if not",
+        "re: {K} -- {V} -- expires end of month",
+        "Could you add the {K} to the vault? Value: {V}",
+        "the {K} from the onboarding doc still works: {V}\nthe other one doesn't",
+        '**{K}** = "{V}"',
+        "{K}... {V}",
+        "i rotated the {K} after the offboarding, new value is {V}, old one is dead",
+    ),
+}
+
+
 def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     """(sentence template, text, value) for n prefix-less secrets introduced by a name in a sentence."""
     rng = random.Random(seed)
@@ -762,7 +918,7 @@ def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337, "fourth": 52829}
+SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337, "fourth": 52829, "fifth": 60493, "sixth": 17929}
 
 
 def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
@@ -773,14 +929,14 @@ def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--pack", choices=("dev", "blind", "fresh", "fourth", "all"), default="all")
+    ap.add_argument("--pack", choices=(*SEEDS, "all"), default="all")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--named", type=int, default=400, help="prefix-less cases per pack")
     ap.add_argument("--misses", type=int, default=0, help="show this many misses (values masked)")
     args = ap.parse_args()
     from wheypoint.model.credentials import scan_text
 
-    packs = ("dev", "blind", "fresh", "fourth") if args.pack == "all" else (args.pack,)
+    packs = tuple(SEEDS) if args.pack == "all" else (args.pack,)
     for pack in packs:
         cases = format_cases(pack, SEEDS[pack], args.rounds)
         table: dict[str, dict[str, list[int]]] = {}
