@@ -158,7 +158,9 @@ def test_dispatch_of_the_json_form_of_a_gate_has_no_dossier_text() -> None:
 def test_a_generous_budget_keeps_everything() -> None:
     record = resolved_record()
     packet = render_packet(record, 100_000)
-    assert packet["omitted"] == {} and packet["status"] == "ok" and packet["next"] == record["next"]
+    assert packet["omitted"] == {} and packet["next"] == record["next"]
+    # The gate is resolved; the blocker that does not gate still stops the work (seed 0's halt).
+    assert packet["status"] == "halt: Staging is down."
     assert packet["blockers"][0]["owner"] == "infra" and packet["blockers"][0]["age"]["since"] == "r2"
     assert packet["notes"] == ["First paragraph of notes.", "Second paragraph."]
 

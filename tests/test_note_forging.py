@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, missing
 from wheypoint.model.characters import LINE_TERMINATORS, first_hidden
+from wheypoint.model.derived import derive_status
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import require_valid
 from wheypoint.model.kernel import Provenance, apply
@@ -509,6 +510,7 @@ def everything(record: dict[str, Any]) -> dict[str, Any]:
             e["settled"] = {"action": "move", "rationale": "Split off.", "revision_number": 2, "to": "child"}
         if e["kind"] == "directive":
             e["quote_turn"] = "t7"
+    r["status"] = derive_status(r["entries"])  # the blocker moved to the child: nothing halts this work
     r["next"] = {
         "move": "tasks",
         "parallel": {"worktree_strategy": "create", "isolation": "git-worktree"},

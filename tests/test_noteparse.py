@@ -190,7 +190,9 @@ def test_generated_list_form_cook_and_resolved_notes() -> None:
     cook = parse_note(render(build()))
     assert (cook.next, cook.artifact, cook.status_kind, cook.mode) == ("cook", "specs/retry.md", "ok", "single")
     resolved = parse_note(render(resolved_record()))
-    assert resolved.status == "ok" and resolved.wheypoint and resolved.wheypoint["revision_number"] == 2
+    # The gate is resolved; the blocker that does not gate halts the work.
+    assert resolved.status == "halt: Staging is down."
+    assert resolved.wheypoint and resolved.wheypoint["revision_number"] == 2
     assert "Superseded" in resolved.sections and "Open entries" in resolved.sections
 
 

@@ -53,7 +53,7 @@ NOTE_DIR = Option("--note-dir", "the folder of the note (default: <checkout>/.ch
 # The filters `list` selects works by, and `export` too (values of one filter OR, different filters AND).
 FILTERS = (
     Option("--grep", "full-text search (repeat: any of them)", "TEXT", repeat=True),
-    Option("--status", "ok, gated, or an exact status line", "S", repeat=True),
+    Option("--status", "ok, gated, halt, or an exact status line", "S", repeat=True),
     Option("--next", "the next move", "MOVE", repeat=True),
     Option("--entry-kind", "works with an entry of this kind", "KIND", repeat=True),
     Option("--entry-state", "... in this state", "STATE", repeat=True),

@@ -447,7 +447,8 @@ RECORD: dict[str, Any] = {
         "parent_revision_id": {"type": ["string", "null"]},
         "created_at": _STR,
         "updated_at": _STR,
-        "status": _pattern(r"^(ok|gated: .+)$", "derived: `gated: <decision>` while a gating entry is active"),
+        "status": _pattern(r"^(ok|gated: .+|halt: .+)$", "derived: `gated: <decision>` while a gating entry is "
+                           "active, else `halt: <reason>` while a blocker is"),
         "orientation": _STR,
         "orientation_revision": _INT | {"description": _ORIENTATION_REVISION},
         "next": _INTENT_DEFS["next"] | {"x-refused-keys": {}},

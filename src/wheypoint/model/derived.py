@@ -13,18 +13,25 @@ STATUS_TEXT_LIMIT = 120
 
 
 def derive_status(entries: list[dict[str, Any]]) -> str:
-    """`gated: <decision>` while any active question or blocker gates, else `ok`."""
+    """`gated: <decision>` while any active question or blocker gates; else `halt: <reason>` while an active blocker
+    that does not gate stopped the work (seed 0: surface the reason, then run the next move); else `ok`."""
     gates = [e for e in entries if e["state"] == "active" and e["kind"] in GATING_KINDS and e["gates"]]
-    if not gates:
-        return "ok"
+    if gates:
+        return f"gated: {_status_text(gates)}"
+    halts = [e for e in entries if e["state"] == "active" and e["kind"] == "blocker"]
+    return f"halt: {_status_text(halts)}" if halts else "ok"
+
+
+def _status_text(entries: list[dict[str, Any]]) -> str:
+    """The first entry's text as one visible line of at most STATUS_TEXT_LIMIT, with `(+N more)` for the rest."""
     from wheypoint.model.characters import without_hidden
 
     # One visible line: the status is printed on the note's first line, which readers split with splitlines.
-    line = " ".join(word for word in map(without_hidden, gates[0]["text"].split()) if word)
+    line = " ".join(word for word in map(without_hidden, entries[0]["text"].split()) if word)
     if len(line) > STATUS_TEXT_LIMIT:
         line = line[: STATUS_TEXT_LIMIT - 1].rstrip() + "…"
-    more = f" (+{len(gates) - 1} more)" if len(gates) > 1 else ""
-    return f"gated: {line}{more}"
+    more = f" (+{len(entries) - 1} more)" if len(entries) > 1 else ""
+    return f"{line}{more}"
 
 
 def notes_stale(record: Mapping[str, Any]) -> bool:

@@ -8,7 +8,7 @@ full-text index and its ranking): the builder asks the backend's `grep` for it.
 
 from __future__ import annotations
 
-from wheypoint.store.sqlparts import HEAD_COLUMNS, like_escaped
+from wheypoint.store.sqlparts import HEAD_COLUMNS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,9 +45,11 @@ def list_sql(
     if query.statuses:
         parts = []
         for status in query.statuses:
-            if status in ("ok", "gated"):
-                parts.append("w.gated = ?")
-                args.append(int(status == "gated"))
+            # `ok` is a status line of its own; `gated` and `halt` name every status of their kind.
+            if status == "gated":
+                parts.append("w.gated = 1")
+            elif status == "halt":
+                parts.append("w.status LIKE 'halt: %'")
             else:
                 parts.append("w.status = ?")
                 args.append(status)
@@ -75,13 +77,11 @@ def list_sql(
         link = _in("l.ref", query.linked_to, args)
         where.append(f"(EXISTS (SELECT 1 FROM edges g WHERE g.work_id = w.work_id AND {edge}) OR "
                      f"EXISTS (SELECT 1 FROM artifact_links l WHERE l.work_id = w.work_id AND {link}))")  # fmt: skip
-    if query.forked_from:
-        refs = []
-        for parent in query.forked_from:
-            refs.append("(g.ref = ? OR g.ref LIKE ? ESCAPE '\\')")
-            args.extend([parent, "%/" + like_escaped(parent)])
-        where.append("EXISTS (SELECT 1 FROM edges g WHERE g.work_id = w.work_id AND g.kind = 'forked_from' AND "
-                     f"({' OR '.join(refs)}))")  # fmt: skip
+    if query.forked_from:  # the refs as the store spells them (the app layer looks the works up)
+        refs = _in("g.ref", query.forked_from, args)
+        where.append(
+            f"EXISTS (SELECT 1 FROM edges g WHERE g.work_id = w.work_id AND g.kind = 'forked_from' AND {refs})"
+        )
     if query.authors:
         where.append(f"EXISTS (SELECT 1 FROM revisions r WHERE r.work_id = w.work_id AND "
                      f"{_in('r.author', query.authors, args)})")  # fmt: skip

@@ -89,7 +89,7 @@ class WorkQuery(Record):
 
     projects: tuple[str, ...] = ()
     grep: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()  # "ok", "gated", or an exact status line
+    statuses: tuple[str, ...] = ()  # "ok", "gated", "halt", or an exact status line
     nexts: tuple[str, ...] = ()
     entry_kinds: tuple[str, ...] = ()
     entry_states: tuple[str, ...] = ()

@@ -316,7 +316,7 @@ class SqlStore:
             "checkout = CASE WHEN ? THEN excluded.checkout ELSE works.checkout END, "
             "note_dir = CASE WHEN ? THEN excluded.note_dir ELSE works.note_dir END",
             (work_id, record["project_key"], record["slug"], record["revision_id"], record["revision_number"],
-             record["status"], int(record["status"] != "ok"), record["next"].get("move") or "list",
+             record["status"], int(record["status"].startswith("gated:")), record["next"].get("move") or "list",
              record["orientation"], record["created_at"], record["updated_at"],
              written_from.checkout if written_from else None, written_from.note_dir if written_from else None,
              said, said),

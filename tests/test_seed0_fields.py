@@ -1,0 +1,82 @@
+"""Seed 0's note fields the runtime now derives and renders: halt, calibrated tags, parents by slug, house style."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Runner, make_repo
+from wheypoint.model.derived import derive_status
+from wheypoint.model.intake import require_valid
+from wheypoint.model.kernel import Provenance, apply
+from wheypoint.notes.handoff import dispatch, dispatch_record
+from wheypoint.notes.parse import parse_note
+from wheypoint.notes.render import render
+
+PROV = Provenance(project_key="shop", captured_at="2026-12-02T10:00:00Z")
+package_only = pytest.mark.parametrize("wp", ["package"], indirect=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "shop", {"retry.py": "a\nb\nc\n"})
+
+
+def entry(kind: str, text: str, *, gates: bool = False, state: str = "active") -> dict[str, Any]:
+    return {"id": f"{kind[0]}-000000000000", "kind": kind, "text": text, "gates": gates, "state": state, "added_in": 1}
+
+
+# halt: <reason> ---------------------------------------------------------------------------------------
+
+
+def test_an_active_blocker_halts_and_a_gate_still_wins() -> None:
+    assert derive_status([entry("blocker", "Staging is down.")]) == "halt: Staging is down."
+    assert derive_status([entry("blocker", "A."), entry("blocker", "B.")]) == "halt: A. (+1 more)"
+    # A question that does not gate is open work, not a stop; a settled blocker stops nothing.
+    assert derive_status([entry("question", "Which region?")]) == "ok"
+    assert derive_status([entry("blocker", "Staging is down.", state="resolved")]) == "ok"
+    gate = entry("question", "Full or equal jitter?", gates=True)
+    assert derive_status([entry("blocker", "Staging is down."), gate]) == "gated: Full or equal jitter?"
+
+
+def test_a_halted_record_renders_parses_and_dispatches_as_a_halt() -> None:
+    intent = {"slug": "deploy", "orientation": "The deploy is mid-flight.", "next": {"move": "hold"},
+              "blockers": [{"text": "Staging is down.", "owner": "infra"}]}  # fmt: skip
+    record = apply(None, require_valid(intent), PROV).record
+    assert record["status"] == "halt: Staging is down."
+    note = render(record)
+    assert note.splitlines()[0] == "status: halt: Staging is down."
+    parsed = parse_note(note)
+    assert (parsed.status_kind, parsed.status_reason) == ("halt", "Staging is down.")
+    # Seed 0: surface the reason, then dispatch the runnable next move unchanged.
+    then = {"action": "wait", "orientation": "The deploy is mid-flight."}
+    assert dispatch_record(record) == dispatch(parsed) == {"action": "surface-halt", "reason": "Staging is down.",
+                                                           "then": then}  # fmt: skip
+
+
+@package_only
+def test_list_status_halt_selects_halted_works_only(wp: Runner, repo: Path) -> None:
+    def checkpoint(slug: str, *extra: str) -> dict[str, Any]:
+        reply = wp("checkpoint", slug, "--orientation", f"Working on {slug}.", "--next", "hold", *extra, cwd=repo)
+        assert reply.code == 0, reply.stdout
+        return dict(reply.json)
+
+    halted = checkpoint("deploy", "--blocker", "Staging is down.")
+    assert halted["status"] == "halt: Staging is down."
+    assert Path(halted["note_path"]).read_text().startswith("status: halt: Staging is down.\n")
+    checkpoint("docs", "--decision", "Use pages.", "--rationale", "Free.")
+    checkpoint("jitter", "--question", "Full or equal?", "--gates", "--rationale", "Both are standard.",
+               "--blocker", "CI is red.")  # fmt: skip
+
+    def slugs(*args: str) -> list[str]:
+        reply = wp("list", "--format", "json", *args, cwd=repo)
+        assert reply.code == 0, reply.stdout
+        return sorted(w["slug"] for w in reply.json["works"])
+
+    assert slugs("--status", "halt") == ["deploy"]
+    assert slugs("--status", "ok") == ["docs"]
+    assert slugs("--status", "gated") == slugs("--gated") == ["jitter"]
+    assert slugs("--status", "halt: Staging is down.") == ["deploy"]
+    assert slugs("--no-gated") == ["deploy", "docs"]
