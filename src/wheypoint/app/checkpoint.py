@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
 from wheypoint.app.workspace import Checkout, file_digest, find_checkout
@@ -243,6 +244,34 @@ def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def handoff_lines(ctx: Context, slug: str, note_path: str | None) -> dict[str, str] | None:
+    """Seed 0's closing lines for a note just written: the note as a Markdown link a person can click from any
+    folder, and the two ways to resume it, by slug from the checkout and by the note's absolute path from
+    anywhere. None when no note was written."""
+    if note_path is None:
+        return None
+    import shlex
+
+    path = os.path.abspath(note_path)
+    checkout = ctx.checkout
+    top = checkout.toplevel if checkout else ctx.cwd
+    shown = os.path.relpath(path, top) if checkout is not None and checkout.contains(path) else path
+    label = re.sub(r"([\\\[\]])", r"\\\1", shown)  # a bracket or backslash would end or bend the link text
+    if not re.search(r"[\s()<>]", path):
+        target = path
+    elif not re.search(r"[<>\n]", path):
+        target = f"<{path}>"  # CommonMark's bracketed destination keeps spaces and parentheses
+    else:
+        from urllib.parse import quote
+
+        target = quote(path)
+    return {
+        "dropped": f"Wheypoint dropped: [{label}]({target})",
+        "resume_in_checkout": f"cd {shlex.quote(top)} && wheypoint resolve {slug}",
+        "resume_anywhere": f"wheypoint resolve {shlex.quote(path)}",
+    }
+
+
 def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None) -> dict[str, Any]:
     valid = require_valid(intent)
     result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes)
@@ -254,6 +283,7 @@ def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: Transcript
         "replayed": result["replayed"],
         "durability": durability,
         "note_path": note_path,
+        "handoff": handoff_lines(ctx, record["slug"], note_path),
         "warnings": [w.as_json() for w in warnings],
     }
 
