@@ -20,7 +20,16 @@ def checkpoint(reply: dict[str, Any]) -> str:
         f"  work {reply['work_id']}  revision {reply['revision_id']}",
         f"  note {reply['note_path'] or '(none)'}  durability {reply['durability']}",
     ]
-    return "\n".join(lines + _warnings(reply))
+    return "\n".join(lines + _warnings(reply) + handoff_lines(reply))
+
+
+def handoff_lines(reply: dict[str, Any]) -> list[str]:
+    """Seed 0's closing lines of a written note: the link to it, then the two ways to resume it."""
+    handoff = reply.get("handoff")
+    if not handoff:
+        return []
+    return ["", handoff["dropped"], "", "Resume from the checkout:", f"  {handoff['resume_in_checkout']}",
+            "Resume from anywhere:", f"  {handoff['resume_anywhere']}"]  # fmt: skip
 
 
 def validate(reply: dict[str, Any]) -> str:
