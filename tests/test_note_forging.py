@@ -488,7 +488,8 @@ def everything(record: dict[str, Any]) -> dict[str, Any]:
     """r2 given lineage, links of each kind, a moved entry, a quote's turn, local references and parallel tasks."""
     r = copy.deepcopy(record)
     r["edges"] = [
-        {"kind": "forked_from", "ref": "shop/parent", "revision": "rev-0123456789abcdef", "added_in": 1},
+        {"kind": "forked_from", "ref": "wheypoint:shop/parent.0123abcd", "revision": "rev-0123456789abcdef",
+         "added_in": 1},
         {"kind": "joined_from", "ref": "shop/other", "added_in": 2},
         {"kind": "forked_to", "ref": "shop/child", "added_in": 2},
         {"kind": "joined_into", "ref": "shop/sink", "added_in": 2},
@@ -637,7 +638,7 @@ next: tasks
 artifact:
 mode: parallel
 created: 2026-12-01T11:00:00Z
-parents: [shop/parent, shop/other]
+parents: [parent, shop/other]
 Retry backoff is designed, not built.
 parallel:
   worktree_strategy: create
@@ -743,7 +744,7 @@ Gate: `{E4}`
 
 ## Lineage
 
-- parent: shop/parent at `rev-0123456789abcdef` (forked in r1)
+- parent: wheypoint:shop/parent.0123abcd at `rev-0123456789abcdef` (forked in r1)
 - parent: shop/other (joined in r2)
 - child: shop/child (forked at r2): took `{E5}`
 - child: shop/sink (joined at r2)

@@ -80,3 +80,29 @@ def test_list_status_halt_selects_halted_works_only(wp: Runner, repo: Path) -> N
     assert slugs("--status", "gated") == slugs("--gated") == ["jitter"]
     assert slugs("--status", "halt: Staging is down.") == ["deploy"]
     assert slugs("--no-gated") == ["deploy", "docs"]
+
+
+# parents: [<slug>, ...] -------------------------------------------------------------------------------
+
+
+def work(slug: str) -> dict[str, Any]:
+    intent = {"slug": slug, "orientation": f"Working on {slug}.", "next": {"move": "hold"},
+              "decisions": [{"text": f"Build {slug}.", "rationale": "Asked for."}]}  # fmt: skip
+    return apply(None, require_valid(intent), PROV).record
+
+
+def test_parents_name_slugs_and_lineage_keeps_the_refs() -> None:
+    from wheypoint.model.fork import ForkRequest, fork
+    from wheypoint.model.join import JoinRequest, join
+
+    retry, cache = work("retry-backoff"), work("cache-warmup")
+    split_off = ForkRequest("retry-jitter", "Jitter is split off.", {"move": "hold"}, copy=(retry["entries"][0]["id"],))
+    child = fork(retry, split_off, PROV).child.record
+    joined = join(retry, cache, JoinRequest("retry-and-cache", "Both in one.", {"move": "hold"}), PROV).joined.record
+    for record, slugs in ((child, ["retry-backoff"]), (joined, ["retry-backoff", "cache-warmup"])):
+        note = render(record)
+        assert f"parents: [{', '.join(slugs)}]" in note.splitlines()
+        assert parse_note(note).parents == slugs  # the round trip: the slugs the seed's reader expects
+        # The refs themselves stay in the Lineage section.
+        refs = [e["ref"] for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
+        assert refs and all(r.startswith("wheypoint:shop/") and f"- parent: {r}" in note for r in refs)

@@ -24,6 +24,7 @@ import re
 
 from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.derived import notes_stale, orientation_stale
+from wheypoint.model.shapes import is_work_id
 from wheypoint.notes.escapes import escape, markdown_line, opens_block, shield_angles
 from wheypoint.notes.escapes import escape_one_line as _line
 
@@ -161,7 +162,7 @@ def _preamble(record: Mapping[str, Any]) -> list[str]:
     if git:
         lines.append(f"git: {_pre(git['branch'] or 'HEAD')}@{_pre(git['commit'][:7])}")
     lines.append(f"created: {_pre(record['updated_at'])}")
-    parents = [_pre(e["ref"]) for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
+    parents = [_pre(parent_slug(e["ref"])) for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
     if parents:
         lines.append(f"parents: [{', '.join(parents)}]")
     lines.append(_orientation(record["orientation"]))
@@ -178,6 +179,13 @@ def _preamble(record: Mapping[str, Any]) -> list[str]:
         f"  {DIGEST_KEY}: ",
     ]
     return lines
+
+
+def parent_slug(ref: str) -> str:
+    """The slug seed 0's `parents:` line names: a work id (`<slug>.<8 hex>`) ends a lineage ref, and its slug is
+    the part before the dot. A ref of another shape is kept whole; the ref itself stays in Lineage either way."""
+    tail = ref.rpartition("/")[2]
+    return tail.rpartition(".")[0] if is_work_id(tail) else ref
 
 
 def _orientation(text: str) -> str:
