@@ -73,6 +73,7 @@ GROUPS: dict[str, Group] = {
         (
             "src/wheypoint/model/credentials.py",
             "src/wheypoint/model/credential_hand.py",
+            "src/wheypoint/model/credential_values.py",
             "src/wheypoint/model/credential_text.py",
         ),
         ("tests/test_credentials.py", "tests/test_credential_thresholds.py", "tests/test_credential_text.py"),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from credential_formats import B64URL, FORMATS, HEX, _s
-from wheypoint.model.credential_hand import looks_like_password, looks_random, shannon
+from wheypoint.model.credential_values import looks_like_password, looks_random, shannon
 from wheypoint.model.credentials import redact, scan_text
 
 
@@ -358,7 +358,7 @@ def test_what_reads_as_words() -> None:
     """A run of three or more letters counts as a word when 65% of its letter pairs are common English ones."""
     import re as regex
 
-    from wheypoint.model.credential_hand import _WORD_SRC, _wordy
+    from wheypoint.model.credential_values import _WORD_SRC, _wordy
 
     words = regex.compile(_WORD_SRC)
     assert _wordy("theXq7", words, 0.5)  # `the`: both pairs common, exactly half the value

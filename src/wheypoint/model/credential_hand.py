@@ -1,4 +1,4 @@
-"""Hand-written credential rules: the formats and contexts the gitleaks rule set lacks, and the looks-random test."""
+"""Hand-written credential rules: the formats and contexts the gitleaks rule set lacks, and how each is judged."""
 
 # credentials.py runs these together with the generated gitleaks rules (credential_rules.py).  A rule is
 # kept here only where gitleaks has no equivalent; docs/credentials.md says why for each one.  Every
@@ -7,8 +7,15 @@
 from __future__ import annotations
 
 import json
-import math
 import re
+
+from wheypoint.model.credential_values import (
+    CHAIN_SRC,
+    PICKED_SRC,
+    is_placeholder_password,
+    looks_like_password,
+    looks_random,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,8 +23,6 @@ if TYPE_CHECKING:
 
     # Validators get the match and return False to drop it.
     Validator = Callable[[re.Match[str]], bool]
-
-_AWS_DOC_VALUES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
 
 
 _NB = r"(?<![A-Za-z0-9_])"  # no word character just before
@@ -103,21 +108,12 @@ def _check_auth_header(m: re.Match[str]) -> bool:
         except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
             return False
         user, sep, password = decoded.partition(":")
-        return bool(sep) and len(password) >= 1 and not _is_placeholder_password(user, password)
+        return bool(sep) and len(password) >= 1 and not is_placeholder_password(user, password)
     return looks_random(value, min_len=12)
 
 
-_PLACEHOLDER_PASSWORDS = frozenset(
-    {"password", "passwd", "pass", "pwd", "pw", "secret", "pa55word", "passw0rd", "p@ssw0rd", "p@ssword"}
-)
-
-
-def _is_placeholder_password(user: str, password: str) -> bool:
-    return password.lower() in _PLACEHOLDER_PASSWORDS or password == user
-
-
 def _check_url_password(m: re.Match[str]) -> bool:
-    return not _is_placeholder_password(m.group("u"), m.group("v"))
+    return not is_placeholder_password(m.group("u"), m.group("v"))
 
 
 def _check_assignment(m: re.Match[str]) -> bool:
@@ -130,7 +126,7 @@ def _check_assignment(m: re.Match[str]) -> bool:
         return False
     if "pass" in m.group("n").lower():  # a password a person chose is shorter and less random than a token
         # (looks_like_password takes any value random from 8 characters on, so a random 12 needs no test of its own)
-        return looks_like_password(value) and not _is_placeholder_password("", value)
+        return looks_like_password(value) and not is_placeholder_password("", value)
     return looks_random(value, min_len=12)
 
 
@@ -162,30 +158,6 @@ def _check_word_start(m: re.Match[str]) -> bool:
     return not (start and (m.string[start - 1].isalnum() or m.string[start - 1] in "_-."))
 
 
-def looks_like_password(value: str) -> bool:
-    """A value a person chose as a password: 8+ characters mixing three classes, or random-looking."""
-    if len(value) < 8 or re.search(_NOT_SECRET_SRC, value):
-        return False
-    classes = (
-        any(c.islower() for c in value)
-        + any(c.isupper() for c in value)
-        + any(c.isdigit() for c in value)
-        + any(not c.isalnum() for c in value)
-    )
-    # three classes, unless the value is mostly words: identifiers such as deploy-cache-main_42 mix three too.  A word
-    # with digits and a symbol no identifier holds (Bluebird$3427, tangerine.1069!) is a person's pick all the same.
-    if classes >= 3 and not _wordy(value, re.compile(_WORD_SRC), 0.6):
-        return True
-    if classes >= 3 and re.search(_PICKED_SRC, value) and not re.match(_CHAIN_SRC, value):
-        return True
-    return looks_random(value, min_len=8)
-
-
-# A symbol people add to a password and identifiers, paths and versions do not hold (`-`, `_`, `.`, `/` they do).
-_PICKED_SRC = r"[!@#$%^&*~]"
-_CHAIN_SRC = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+;?$"  # code: a member chain such as marked$1.walkTokens
-
-
 def value_group(m: re.Match[str]) -> str:
     """The name of the group holding the secret: "v", or the one of v1, v2, ... that matched."""
     if "v" in m.re.groupindex:
@@ -196,8 +168,8 @@ def value_group(m: re.Match[str]) -> str:
 def _check_password_flag(m: re.Match[str]) -> bool:
     value = m.group(value_group(m))
     if value_group(m) == "v5":  # curl's user:password: a password may start with a hyphen
-        return len(value) >= 6 and not _is_placeholder_password(m.group("u5"), value)
-    return len(value) >= 6 and not value.startswith("-") and not _is_placeholder_password("", value)
+        return len(value) >= 6 and not is_placeholder_password(m.group("u5"), value)
+    return len(value) >= 6 and not value.startswith("-") and not is_placeholder_password("", value)
 
 
 def _is_password_name(name: str) -> bool:
@@ -214,7 +186,7 @@ def _check_prose(m: re.Match[str]) -> bool:
     value = m.group("v")
     if _renamed(m.group("g") or ""):
         return False
-    if _is_placeholder_password("", value):
+    if is_placeholder_password("", value):
         return False
     if _is_password_name(m.group("k")):
         return looks_like_password(value)
@@ -226,7 +198,7 @@ def _check_prose(m: re.Match[str]) -> bool:
 def _check_prose_reversed(m: re.Match[str]) -> bool:
     """The value comes first and the sentence names it after: "use V as the root pw"."""
     value = m.group("v")
-    if _renamed(m.group("g")) or _is_placeholder_password("", value) or value.endswith(":"):
+    if _renamed(m.group("g")) or is_placeholder_password("", value) or value.endswith(":"):
         return False
     if (m.groupdict().get("lk") or "").lower() == "for":  # "V for the K", not "V for the K table"
         word = re.match(r"[ \t]+([A-Za-z]+)", m.string[m.end() : m.end() + 30])
@@ -243,7 +215,7 @@ def _check_prose_bare(m: re.Match[str]) -> bool:
     after = m.string[m.end() : m.end() + 60].split("\n", 1)[0].split()[:4]  # "... uses V as the commit"
     if any(not re.fullmatch(r"[A-Za-z'’]+", w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
         return False
-    return not re.search(r"^[!\\]|[\\(){}\[\]]", value) and not re.match(_CHAIN_SRC, value) and _check_prose_reversed(m)
+    return not re.search(r"^[!\\]|[\\(){}\[\]]", value) and not re.match(CHAIN_SRC, value) and _check_prose_reversed(m)
 
 
 _AFTER_NAME = frozenset({"in", "on", "at", "and", "but", "so", "then", "now", "from", "since", "until", "key", "too"})
@@ -253,13 +225,13 @@ _CODE_WORDS = frozenset({"instanceof", "typeof", "return", "await", "yield", "ne
 def _check_piped(m: re.Match[str]) -> bool:
     """A value echoed into a command that stores a secret or logs in from stdin: anything but a variable."""
     value = m.group("v")
-    bad = value[0] in "$%<-" or _is_placeholder_password("", value)
+    bad = value[0] in "$%<-" or is_placeholder_password("", value)
     return not bad and (looks_like_password(value) or looks_random(value, min_len=8))
 
 
 def _chosen(value: str) -> bool:
     """A chosen value under a name that is not a password's: one holding a symbol people pick (identifiers do not)."""
-    return re.search(_PICKED_SRC, value) is not None and looks_like_password(value)
+    return re.search(PICKED_SRC, value) is not None and looks_like_password(value)
 
 
 def _check_sas(m: re.Match[str]) -> bool:
@@ -451,100 +423,3 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         _check_piped,
     ),
 )
-
-# --- allow-list -----------------------------------------------------------------------------------
-
-_PLACEHOLDER_SRC = (
-    r"(?i:example|dummy|placeholder|change[-_]?me|redacted|(?<![A-Za-z0-9])your[-_])"
-    r"|<[^<>]*>"
-    r"|\$\{|^\$[A-Za-z_]|^\{[^{}\s]+\}|%(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%|\{\{|\}\}|^\{[A-Za-z0-9_.]*\}$"
-    r"|%(?:\([A-Za-z0-9_]+\))?s"
-    r"|[xX*0]{8,}|[xX*]{4,}$|^[*•]+$|^[xX]{3}$"  # masked: user:***@host
-    r"|\.\.\.|…"
-)
-
-
-def is_allowlisted(value: str) -> bool:
-    if value in _AWS_DOC_VALUES:
-        return True
-    return re.search(_PLACEHOLDER_SRC, value) is not None
-
-
-# --- "looks random" heuristic ----------------------------------------------------------------------
-
-_NOT_SECRET_SRC = (
-    r"\(|\)|\[$"  # a call: getpass(), os.getenv(...)
-    r"|\[[^\]]*\]|\\[dwsbDWSB]"  # an index or a regular expression: tokens[i], [0-9A-F]{1,4}, \d+
-    r"|^[a-z][a-z0-9+.-]*://"  # a URL (credentials in URLs are url-password's job)
-    r"|^\d{4}-\d\d-\d\d|^\d\d?:\d\d"  # a date or a time
-    r"|^v?\d+\.\d+(?:\.\d+)?(?:[-+.][A-Za-z0-9.]*)?$"  # a version number
-)
-_PATH_SRC = r"(?P<rel>~|\.\.?|[A-Za-z]:)?[/\\]"
-
-# Letter runs as identifiers split them: Capitalised or lower-case runs, ALL-CAPS runs.
-_WORD_SRC = r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])"
-
-# Frequent English letter pairs (255 of the 676).  Random letters hit this set about 38% of the
-# time; the letters of words, identifiers and passphrases hit it far more often.
-_BIGRAM_TEXT = (
-    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi "
-    "ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc "
-    "et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id os iv "
-    "ia am fi ci vi pl ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke fr oo av ag if ap gr od bo sp rd do "
-    "uc bu ei ov by qu ck ow wn ox um ps br ok ey pp tt ff rr mm nn cc ml ym ue ga gi hu ub ys fu ph og ms ye "
-    "ud mb ip rl gu dr hr tw ft nu af vo rv nf xp gn sm fl iz nl my gl aw ju sy sl jo lf nv nk kn gs dy hy "
-    "ks xt lu go ht ru ug ds lt pi rc eg au ew mu bi pt ak pu ui rg ib tl ny ki rk ob ba cl cr cu da dd ef ep "
-    "fa oc oi rm rn sc up va wr yo ua ls"
-)
-_COMMON_BIGRAMS = frozenset(_BIGRAM_TEXT.split())
-
-
-def _wordy(value: str, word_re: re.Pattern[str], share: float) -> bool:
-    """True when most of value is made of English-looking words (identifiers, paths, passphrases)."""
-    covered = 0
-    for run in word_re.findall(value):
-        if len(run) < 3:
-            continue
-        low = run.lower()
-        common = sum(low[i : i + 2] in _COMMON_BIGRAMS for i in range(len(low) - 1))
-        if common >= 0.65 * (len(low) - 1):
-            covered += len(run)
-    return covered >= share * len(value)
-
-
-def shannon(value: str) -> float:
-    counts: dict[str, int] = {}
-    for c in value:
-        counts[c] = counts.get(c, 0) + 1
-    n = len(value)
-    return -sum(k / n * math.log2(k / n) for k in counts.values())
-
-
-def looks_random(value: str, min_len: int) -> bool:
-    """True when value reads like a generated secret rather than a word, a path, a name or code."""
-    if len(value) < min_len:
-        return False
-    word_re = re.compile(_WORD_SRC)
-    if re.search(_NOT_SECRET_SRC, value):
-        return False
-    has_lower = any(c.islower() for c in value)
-    has_upper = any(c.isupper() for c in value)
-    has_digit = any(c.isdigit() for c in value)
-    has_other = any(not c.isalnum() for c in value)
-    if not (has_lower or has_upper) or has_lower + has_upper + has_digit + has_other < 2:
-        return False  # one class only (a word, a number), or no letters at all (ids, dates)
-    # Half a short value in word-like runs reads as words; a long random value reaches half by chance (three
-    # random letters look like a word one time in seven), so long values need more of it.
-    if _wordy(value, word_re, 0.5 if len(value) < 32 else 0.65):
-        return False
-    path = re.match(_PATH_SRC, value)
-    if path and (path["rel"] or _wordy(value, word_re, 0.25) or value.rfind(".") > len(value) - 6):
-        return False  # a relative path, or an absolute one with words in it or a file extension
-    # Shannon entropy against the best a string of this length and alphabet could reach: random
-    # values sit near it, structured ones (timestamps, repeated patterns) well below.
-    if all(c in "0123456789abcdefABCDEF-" for c in value):
-        alphabet = 16
-    else:
-        alphabet = 26 * has_lower + 26 * has_upper + 10 * has_digit + 16 * has_other
-    best = math.log2(min(alphabet, len(value)))
-    return shannon(value) >= 0.62 * best if alphabet == 16 else shannon(value) >= 0.7 * best

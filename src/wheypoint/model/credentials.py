@@ -265,8 +265,9 @@ class _Compiled:
 
         from wheypoint.model import credential_hand as hand
         from wheypoint.model import credential_rules as generated
+        from wheypoint.model import credential_values as values
 
-        self.hand = hand
+        self.hand, self.values = hand, values
         rules: list[_Rule] = []
         for rule_id, src, check in hand.PATTERNS:
             rules.append(_Rule(rule_id, len(rules), _NEEDLES[rule_id], src, 0))
@@ -353,7 +354,7 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
     """True when gitleaks' own allow-lists (global and the rule's) or its entropy floor drop the finding."""
     import re
 
-    if rule.entropy and compiled.hand.shannon(secret) <= rule.entropy:  # gitleaks keeps only what is above
+    if rule.entropy and compiled.values.shannon(secret) <= rule.entropy:  # gitleaks keeps only what is above
         return True
     low = secret.lower()
     if any(word in low for word in compiled.global_stopwords) or any(word in low for word in rule.stopwords):
@@ -422,7 +423,7 @@ def _scan(text: str) -> list[CredentialHit]:
                 group = hand.value_group(m)
                 start, end = m.span(group)  # two starts giving one value are both kept, and merged below
                 value = m.group(group)
-                if hand.is_allowlisted(value) or (rule.rule_id == "jwt" and hand.is_jwt_io_sample(m)):
+                if compiled.values.is_allowlisted(value) or (rule.rule_id == "jwt" and hand.is_jwt_io_sample(m)):
                     found.append((rule.priority, start, end, rule.rule_id, True))
                 elif rule.check is not None and rule.check(m):
                     found.append((rule.priority, start, end, rule.rule_id, False))
@@ -432,7 +433,7 @@ def _scan(text: str) -> list[CredentialHit]:
             secret = text[start:end]
             if not secret:
                 continue
-            allowed = hand.is_allowlisted(secret) or _gitleaks_allowed(compiled, rule, m, secret)
+            allowed = compiled.values.is_allowlisted(secret) or _gitleaks_allowed(compiled, rule, m, secret)
             found.append((rule.priority, start, end, rule.rule_id, allowed))
     found.sort()
     kept: list[tuple[int, int, int, str, bool]] = []
