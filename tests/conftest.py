@@ -8,7 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -92,12 +92,42 @@ BASE_PYTHON: str = getattr(sys, "_base_executable", None) or sys.executable
 RUNTIMES = ("package", "pyz")
 
 
+# What the runtime (and the git it runs) reads to find a store, a home, a session, a harness or a config file. A test
+# run from a developer's shell or inside an agent's session must see none of the developer's: `hermetic_environment`
+# removes them all before the first test, and tests/test_hermetic.py fails when the runtime reads one not covered here.
+SCRUBBED_PREFIXES = ("WHEYPOINT_", "XDG_", "CLAUDE", "CODEX", "GEMINI", "OPENCODE", "GIT_CONFIG")
+SCRUBBED_NAMES = frozenset(("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+                            "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                            "GIT_CEILING_DIRECTORIES"))  # fmt: skip
+# The suite's own knobs, which the runtime never reads: the PostgreSQL server, the e2e CLIs' cache, the fuzz budget.
+TEST_KNOBS = ("WHEYPOINT_TEST_", "WHEYPOINT_E2E_", "WHEYPOINT_FUZZ_")
+
+
+def scrubbed(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without a variable that points the runtime at a store, home, session or config of the developer's."""
+
+    def kept(name: str) -> bool:
+        return name.startswith(TEST_KNOBS) or not (name.startswith(SCRUBBED_PREFIXES) or name in SCRUBBED_NAMES)
+
+    return {name: value for name, value in environ.items() if kept(name)}
+
+
 @pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The suite's own XDG cache, so the pyz runs unpack into a scratch folder, never the user's ~/.cache."""
+def hermetic_environment(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test runs without the developer's store, harness and XDG variables (scrubbed), with the suite's own
+    XDG cache, so the pyz runs unpack into a scratch folder, never the user's ~/.cache; that folder."""
+    kept = scrubbed(os.environ)
+    os.environ.clear()
+    os.environ.update(kept)
     folder = tmp_path_factory.mktemp("xdg-cache")
     os.environ["XDG_CACHE_HOME"] = str(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def private_cache(hermetic_environment: Path) -> Path:
+    """The suite's own XDG cache (the old name of what `hermetic_environment` sets up)."""
+    return hermetic_environment
 
 
 @pytest.fixture(scope="session")
