@@ -20,7 +20,7 @@ LATER = Provenance(project_key="shop", captured_at="2026-11-30T12:00:00Z")
 JSON_KEYS = {
     "format", "status", "status_kind", "status_reason", "next", "next_items", "order", "mode", "artifact",
     "session", "git", "created", "parents", "baseline", "orientation", "parallel", "tasks", "wheypoint",
-    "sections", "problems",
+    "sections", "problems", "tags",
 }  # fmt: skip
 
 
@@ -327,7 +327,8 @@ def test_huge_input_is_capped_at_one_mebibyte() -> None:
 def test_parser_never_raises(data: str | bytes) -> None:  # fmt: skip
     parsed = parse_note(data)
     shape = json.loads(json.dumps(parsed.as_json()))  # the documented JSON shape, exactly, and only JSON in it
-    assert set(shape) == set(ParsedNote._fields) - {"outline", "labels", "body"}
+    assert set(shape) == set(ParsedNote._fields) - {"outline", "labels", "body"} | {"tags"}
+    assert all(tag in ("certain", "speculating", "don't know") for tag in shape["tags"].values())
     assert shape["format"] in ("wheypoint", "legacy", "legacy-wrapped") and shape["mode"] in ("single", "parallel")
     assert all(isinstance(title, str) for title in shape["sections"])
     for problem in shape["problems"]:

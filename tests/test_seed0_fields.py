@@ -8,10 +8,14 @@ from typing import Any
 import pytest
 
 from conftest import Runner, make_repo
+from wheypoint.model.contract import RECORD
 from wheypoint.model.derived import derive_status
+from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import require_valid
 from wheypoint.model.kernel import Provenance, apply
-from wheypoint.notes.handoff import dispatch, dispatch_record
+from wheypoint.model.schemacheck import SchemaChecker
+from wheypoint.notes.handoff import dispatch, dispatch_record, render_packet
+from wheypoint.notes.lint import clean, lint_note
 from wheypoint.notes.parse import parse_note
 from wheypoint.notes.render import render
 
@@ -106,3 +110,80 @@ def test_parents_name_slugs_and_lineage_keeps_the_refs() -> None:
         # The refs themselves stay in the Lineage section.
         refs = [e["ref"] for e in record["edges"] if e["kind"] in ("forked_from", "joined_from")]
         assert refs and all(r.startswith("wheypoint:shop/") and f"- parent: {r}" in note for r in refs)
+
+
+# Calibrated tags ----------------------------------------------------------------------------------------
+
+
+TAGGED = {
+    "slug": "retry", "orientation": "Retry backoff is designed.", "next": {"move": "hold"},
+    "decisions": [{"text": "Cap at 30 s.", "rationale": "The gateway times out at 45 s.", "confidence": "certain"},
+                  {"text": "Log every retry.", "rationale": "Ops asked."},
+                  {"text": "Equal jitter may do.", "rationale": "Untested.", "confidence": "don't know"}],
+    "directives": [{"text": "Never retry a POST.", "quote": "never retry a POST", "confidence": "speculating"}],
+}  # fmt: skip
+
+
+def test_a_tag_is_a_field_of_the_entry_rendered_before_the_claim_and_parsed_back() -> None:
+    record = apply(None, require_valid(TAGGED), PROV).record
+    by_text = {e["text"]: e for e in record["entries"]}
+    assert by_text["Cap at 30 s."]["confidence"] == "certain" and "confidence" not in by_text["Log every retry."]
+    assert SchemaChecker(RECORD).check(record) == []
+    note = render(record)
+    cap = by_text["Cap at 30 s."]["id"]
+    assert f"- `{cap}` `<certain>` Cap at 30 s. (since r1)" in note.splitlines()
+    # The round trip: every tagged entry, and only those, reads back with its tag.
+    tagged = {e["id"]: e["confidence"] for e in record["entries"] if "confidence" in e}
+    assert len(tagged) == 3 and parse_note(note).as_json()["tags"] == tagged
+    assert lint_note(note, record) == []
+    # The resume packet carries the tag with its claim.
+    packet = render_packet(record, 100_000)
+    assert [d.get("confidence") for d in packet["decisions"]] == ["certain", None, "don't know"]
+    assert packet["directives"][0]["confidence"] == "speculating"
+
+
+def test_a_record_written_before_tags_still_reads_validates_and_renders() -> None:
+    plain = {key: value for key, value in TAGGED.items() if key != "directives"}
+    plain["decisions"] = [{k: v for k, v in d.items() if k != "confidence"} for d in TAGGED["decisions"]]
+    record = apply(None, require_valid(plain), PROV).record
+    assert SchemaChecker(RECORD).check(record) == [] and parse_note(render(record)).as_json()["tags"] == {}
+
+
+def test_an_unknown_tag_is_refused_with_the_valid_values() -> None:
+    for wrong in ("sure", "Certain", "dont-know", "<certain>", ""):
+        intent = {**TAGGED, "decisions": [{"text": "Cap.", "rationale": "Why.", "confidence": wrong}]}
+        with pytest.raises(Refusal) as refused:
+            require_valid(intent)
+        [problem] = refused.value.problems
+        assert (problem.code, problem.path) == ("bad-value", "$.decisions[0].confidence")
+        assert problem.message == "must be one of: certain, speculating, don't know"
+    with pytest.raises(Refusal):  # a question carries no tag: it is not a claim
+        require_valid({**TAGGED, "questions": [{"text": "Go?", "confidence": "certain"}]})
+
+
+LEGACY_DECISIONS = """status: ok
+next: hold
+artifact: none
+Retry work is paused.
+
+## Document
+
+**Key decisions and constraints.**
+- Cap the backoff at 30 s `<certain>`: the gateway times out at 45 s.
+- Use full jitter, because it spreads load.
+- <speculating> Equal jitter may be enough.
+
+```text
+- **Key decisions.** A fenced example is no claim.
+```
+
+### Key decisions
+
+1. Never retry a POST.
+"""
+
+
+def test_lint_warns_on_a_legacy_notes_untagged_key_decisions_with_their_lines() -> None:
+    found = [f for f in lint_note(LEGACY_DECISIONS) if f.code == "decision-untagged"]
+    assert [(f.severity, f.detail.split(":")[0]) for f in found] == [("advisory", "line 10"), ("advisory", "line 19")]
+    assert "Use full jitter" in found[0].detail and clean(lint_note(LEGACY_DECISIONS))

@@ -55,6 +55,9 @@ TRANSITION_ACTIONS = ("resolve", "supersede", "withdraw")
 # What a record and its receipt may say of a settled entry: the agents' actions, and `move`, which only the
 # runtime's fork writes (an entry moved into a child work; `to` names that work).
 RECORD_ACTIONS = (*TRANSITION_ACTIONS, "move")
+# Seed 0's calibrated tags, which a decision or a directive may carry: how sure the writer is of the claim.
+CONFIDENCE_TAGS = ("certain", "speculating", "don't know")
+_CONFIDENCE = {"enum": list(CONFIDENCE_TAGS), "description": "seed 0's calibrated tag: how sure the claim is"}
 MEAT_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
 MAX_MEAT_TEXT = 20000
 
@@ -132,13 +135,14 @@ _INTENT_DEFS: dict[str, Any] = {
         {
             "text": _text(description="the rule the user set, in the agent's words"),
             "quote": _text(MAX_QUOTE, description="the user's own words, verbatim"),
+            "confidence": _CONFIDENCE,
             "label": {"$ref": "#/$defs/label"},
         },
         ("text", "quote"),
         description="A constraint or preference the user stated; the quote is their verbatim words.",
     ),
     "decision": _object(
-        {"text": _text(), "rationale": _text(), "label": {"$ref": "#/$defs/label"}},
+        {"text": _text(), "rationale": _text(), "confidence": _CONFIDENCE, "label": {"$ref": "#/$defs/label"}},
         ("text", "rationale"),
         description="A choice taken, with why.",
     ),
@@ -334,6 +338,7 @@ _RECORD_DEFS: dict[str, Any] = {
             "gates": {"type": "boolean"},
             "owner": _STR,
             "when": _STR,
+            "confidence": {"enum": list(CONFIDENCE_TAGS), "description": "absent in records written before"},
             "quote_turn": {"type": "string", "description": "the transcript turn the quote was found in"},
             "state": {"enum": list(ENTRY_STATES)},
             "added_in": _INT,

@@ -234,7 +234,7 @@ class _Builder:
                     "state": "active",
                     "added_in": self.number,
                 }
-                for key in ("quote", "rationale", "owner", "when"):
+                for key in ("quote", "rationale", "owner", "when", "confidence"):
                     if key in given:
                         entry[key] = given[key]
                 quote_turn = self.prov.quote_turns.get(f"$.{list_name}[{index}]")

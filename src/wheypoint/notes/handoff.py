@@ -218,7 +218,8 @@ def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any]) -> dict[s
             gates.append(item)
     directives = [
         {"id": e["id"], "text": e["text"], "quote": e.get("quote", ""),
-         **({"operator": True} if e["kind"] == "operator_directive" else {})}
+         **({"operator": True} if e["kind"] == "operator_directive" else {}),
+         **({"confidence": e["confidence"]} if "confidence" in e else {})}
         for e in active if e["kind"] in ("directive", "operator_directive")
     ]  # fmt: skip
     notes = [part.strip("\n") for part in record.get("notes", "").split("\n\n") if part.strip()]
@@ -228,7 +229,8 @@ def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any]) -> dict[s
         "open": [entry(e) for e in active if e["kind"] == "question" and not e["gates"]],
         "blockers": [entry(e) for e in active if e["kind"] == "blocker" and not e["gates"]],
         "decisions": [
-            {"id": e["id"], "text": e["text"], **({"why": e["rationale"]} if "rationale" in e else {})}
+            {"id": e["id"], "text": e["text"], **({"why": e["rationale"]} if "rationale" in e else {}),
+             **({"confidence": e["confidence"]} if "confidence" in e else {})}
             for e in active
             if e["kind"] == "decision"
         ],

@@ -52,6 +52,7 @@ SEVERITY = {
     "artifact-required": GATING,
     "required-section-missing": ADVISORY,
     "slug-unreadable": ADVISORY,
+    "decision-untagged": ADVISORY,
 }
 # rules.check_next's problem codes, as this module names them for a note.
 _RULE_CODES = {
@@ -83,10 +84,10 @@ def clean(findings: list[Finding]) -> bool:
 def lint_note(text: str | bytes, record: Mapping[str, Any] | None = None) -> list[Finding]:
     """Every finding for a note; `record` (the head record) is compared with a generated note's pins."""
     parsed = parse_note(text)
+    source = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
     if parsed.format == "wheypoint":
-        source = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
         return _capped(_lint_generated(source, parsed, record))
-    findings = _lint_legacy(parsed)
+    findings = _lint_legacy(parsed) + _untagged(source.replace("\r\n", "\n"))
     if record is not None:
         findings.append(finding("record-mismatch", "a record was given but the note is hand-written, not its "
                                 "generated projection"))  # fmt: skip
@@ -228,6 +229,14 @@ def _lint_legacy(parsed: ParsedNote) -> list[Finding]:
     findings += next_findings(parsed)
     findings += _required_sections(parsed)
     return findings
+
+
+def _untagged(text: str) -> list[Finding]:
+    """A hand-written note's key decisions without seed 0's calibrated tag (`tags.py`)."""
+    from wheypoint.notes.tags import untagged_decisions
+
+    return [finding("decision-untagged", f"line {number}: a key decision without a calibrated tag (<certain>, "
+                    f"<speculating> or <don't know>): {claim[:80]}") for number, claim in untagged_decisions(text)]
 
 
 def _legacy_slug(parsed: ParsedNote) -> list[Finding]:

@@ -19,11 +19,12 @@ Three layouts are read, and `format` says which one was found:
      "parallel": {str: str} | null, "tasks": [{str: str}] | null,
      "wheypoint": {"work_id", "slug", "project", "revision_id", "revision_number", "record_digest",
                    "note_digest"} | null,
-     "sections": [str], "problems": [{"code", "message"}]}
+     "sections": [str], "problems": [{"code", "message"}], "tags": {<entry id>: "certain" | ...}}
 
 `next` holds a single move; the list form `next: [skill "arg", ...]` fills `next_items` instead.
 `artifact: none` and `baseline: none` read as null. `sections` lists the level-two headings in order.
 Preamble keys are the lowercase names in `shapes.PREAMBLE_KEYS`; the first other line is the orientation.
+`tags` holds seed 0's calibrated tag of each tagged decision or directive of a generated note (`tags.py`).
 `problems` says what could not be read; judging the note against the rules is `lint.py`'s job.
 A bare preamble's lines are read with `escapes.unshield_angles`: the `\\<` a note writes for a `<` that could open a
 tag reads back as `<` (a note written before that read the same: it held no such escape).
@@ -115,6 +116,9 @@ class ParsedNote(Record):
         for key in ("outline", "labels", "body"):
             del data[key]
         data["problems"] = [p.as_json() for p in self.problems]
+        from wheypoint.notes.tags import entry_tags
+
+        data["tags"] = entry_tags((s.title, s.text) for s in self.outline if s.level == 2)
         return data
 
     def find(self, pattern: str) -> Section | None:

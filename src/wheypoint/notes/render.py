@@ -207,8 +207,15 @@ def _parallel_block(nxt: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def tag_span(tag: str) -> str:
+    """Seed 0's calibrated tag as the note writes it before the claim: `<certain>` in a code span, so CommonMark
+    shows it rather than reading an HTML tag (`parse.entry_tags` reads it back)."""
+    return code(f"<{tag}>")
+
+
 def _entry_line(entry: Mapping[str, Any], *, with_rationale: bool = True) -> str:
-    line = f"- {code(entry['id'])} {_text_block(entry['text'])}"
+    tag = f"{tag_span(entry['confidence'])} " if "confidence" in entry else ""
+    line = f"- {code(entry['id'])} {tag}{_text_block(entry['text'])}"
     facts = [f"{key}: {_one_line(entry[key])}" for key in ("owner", "when") if key in entry]
     facts.append(f"since r{entry['added_in']}")
     line += f" ({'; '.join(facts)})"
