@@ -101,8 +101,8 @@ def _refuse_credentials(summary: str, items: list[MeatItem]) -> None:
         named = ", ".join(p.path for p in problems)
         raise Refusal(
             "secret-pattern",
-            f"{named} looks like it holds a credential; the snapshot is not written (drop the turn, or remove the "
-            "secret from the transcript and say where it lives)",
+            f"{named} looks like it holds a credential or personal data; the snapshot is not written (drop the turn, "
+            "or remove the value from the transcript and say where it lives or what it is)",
             problems=problems,
         )
 

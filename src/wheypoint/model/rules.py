@@ -268,15 +268,20 @@ def _field_name(path: str) -> str:
 
 
 def secret_problem(path: str, text: str) -> Problem | None:
-    """`secret-pattern` when a text looks like it holds a credential: the rules are named, the value never."""
+    """`secret-pattern` when a text looks like it holds a credential, else `pii-found` when it holds personal data
+    (model/pii.py: a card, social security or phone number): the rules are named, the value never."""
     from wheypoint.model.credentials import scan_text
+    from wheypoint.model.pii import scan_pii
 
     rules = sorted({hit.rule for hit in scan_text(text)})
-    if not rules:
-        return None
-    return Problem(
-        "secret-pattern", path, f"looks like a credential (rule: {', '.join(rules)}); reference where it lives"
-    )
+    personal = sorted({hit.rule for hit in scan_pii(text)})
+    if rules:
+        return Problem("secret-pattern", path, f"looks like a credential (rule: {', '.join(rules + personal)}); "
+                       "reference where it lives")  # fmt: skip
+    if personal:
+        return Problem("pii-found", path, f"holds personal data (rule: {', '.join(personal)}); leave it out or "
+                       "say what it is without the number")  # fmt: skip
+    return None
 
 
 def check_credentials(intent: dict[str, Any]) -> list[Problem]:

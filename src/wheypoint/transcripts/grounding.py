@@ -96,8 +96,8 @@ def ground(intent: Mapping[str, Any], turns: Iterable[Turn], harness: str, sessi
             "turn": copied.id, "type": item["type"], "weight": item.get("weight", 2), "kind": copied.kind,
             "timestamp": copied.timestamp, "text": copied.text, "harness": harness, "session_id": session_id,
         }  # fmt: skip
-        if item.get("redact"):  # asked for: each credential replaced in the copy, and where it now stands
-            from wheypoint.model.credentials import redact_spans
+        if item.get("redact"):  # asked for: each credential or personal datum replaced (the record says where)
+            from wheypoint.model.pii import redact_spans
 
             text, spans = redact_spans(copied.text)
             if spans:
