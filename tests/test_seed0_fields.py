@@ -187,3 +187,20 @@ def test_lint_warns_on_a_legacy_notes_untagged_key_decisions_with_their_lines() 
     found = [f for f in lint_note(LEGACY_DECISIONS) if f.code == "decision-untagged"]
     assert [(f.severity, f.detail.split(":")[0]) for f in found] == [("advisory", "line 10"), ("advisory", "line 19")]
     assert "Use full jitter" in found[0].detail and clean(lint_note(LEGACY_DECISIONS))
+
+
+@package_only
+def test_the_flag_form_takes_a_tag_after_a_decision_or_directive_only(wp: Runner, repo: Path) -> None:
+    reply = wp("checkpoint", "retry", "--orientation", "Retry backoff is designed.", "--next", "hold",
+               "--decision", "Cap at 30 s.", "--rationale", "The gateway times out.", "--confidence", "don't know",
+               "--directive", "Never retry a POST.", "--quote", "never retry a POST", "--confidence", "certain",
+               cwd=repo)  # fmt: skip
+    assert reply.code == 0, reply.stdout
+    note = Path(reply.json["note_path"]).read_text()
+    tags = {"d": "don't know", "v": "certain"}
+    assert parse_note(note).as_json()["tags"] == {added: tags[added[0]] for added in reply.json["added"]}
+    wrong = wp("checkpoint", "retry", "--decision", "X.", "--rationale", "Y.", "--confidence", "sure", cwd=repo)
+    [problem] = wrong.json["error"]["problems"]
+    assert wrong.code == 1 and problem["message"] == "must be one of: certain, speculating, don't know"
+    unbound = wp("checkpoint", "retry", "--question", "Go?", "--confidence", "certain", cwd=repo)
+    assert unbound.json["error"]["code"] == "flag-unbound"

@@ -11,6 +11,7 @@ only modifiers of that same item in between. Item flags open an item:
 and each modifier is accepted by these items only (anything else is refused `flag-unbound`):
 
     --quote (directive)  --operator-quote (operator directive)  --label (any entry)
+    --confidence (decision, directive, operator directive: seed 0's tag, certain, speculating or "don't know")
     --rationale (decision, question, blocker, transition, link with --kind)
     --gates --owner --when (question, blocker)   --by (supersede)   --kind --covers (link)
     --type --weight --redact (meat: --redact keeps the turn with each credential replaced by [redacted <rule>])
@@ -57,6 +58,7 @@ MODIFIERS: dict[str, tuple[str, ...]] = {
     "--quote": ("directives",),
     "--operator-quote": ("operator_directives",),
     "--label": tuple(ENTRY_FLAGS.values()),
+    "--confidence": ("decisions", "directives", "operator_directives"),
     "--rationale": ("decisions", "questions", "blockers", "transition", "link"),
     "--gates": ("questions", "blockers"),
     "--owner": ("questions", "blockers"),
