@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Runner, make_repo
+from conftest import Runner, git, make_repo
 from wheypoint.model.contract import RECORD
 from wheypoint.model.derived import derive_status
 from wheypoint.model.errors import Refusal
@@ -204,3 +205,34 @@ def test_the_flag_form_takes_a_tag_after_a_decision_or_directive_only(wp: Runner
     assert wrong.code == 1 and problem["message"] == "must be one of: certain, speculating, don't know"
     unbound = wp("checkpoint", "retry", "--question", "Go?", "--confidence", "certain", cwd=repo)
     assert unbound.json["error"]["code"] == "flag-unbound"
+
+
+# Dossier evidence pinned @sha7 ------------------------------------------------------------------------
+
+
+@package_only
+def test_dossier_evidence_is_pinned_like_the_working_context(wp: Runner, repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD").strip()[:7]
+    (repo / "scratch.py").write_text("x\n")  # not tracked: left unpinned, with a warning naming the evidence
+    intent = {
+        "slug": "jitter", "orientation": "Jitter is undecided.", "next": {"move": "hold"},
+        "questions": [{"text": "Full or equal jitter?", "gates": True, "rationale": "Both work.", "label": "jit"}],
+        "decision_dossier": [{"fork": "Full or equal jitter?", "gate": "jit", "options": [
+            {"option": "Full jitter", "evidence": ["retry.py:2 spreads the load", "scratch.py:1"]},
+            {"option": "Equal jitter", "evidence": ["https://example.com/a:1"]},
+        ]}],
+    }  # fmt: skip
+    reply = wp("checkpoint", "-", stdin=json.dumps(intent), cwd=repo)
+    assert reply.code == 0, reply.stdout
+    assert [(w["code"], w["path"]) for w in reply.json["warnings"]] == [
+        ("unpinned-line-ref", "$.decision_dossier[0].options[0].evidence[1]")]  # fmt: skip
+    record = wp("show", "jitter", "--format", "json", cwd=repo).json["record"]
+    [full, equal] = record["decision_dossier"][0]["options"]
+    assert full["evidence"] == [f"retry.py:2@{head} spreads the load", "scratch.py:1"]
+    assert equal["evidence"] == ["https://example.com/a:1"]
+    assert f"  - Evidence: retry.py:2@{head} spreads the load" in Path(reply.json["note_path"]).read_text()
+    # The pin is checked like the others (the evidence is this record's only pin): a change since is reported.
+    (repo / "retry.py").write_text("a\nB\nc\n")
+    git(repo, "commit", "-qam", "edit retry")
+    resolved = wp("resolve", "jitter", "--format", "json", cwd=repo).json
+    assert any(f["code"] == "pin-drifted" and "retry.py" in f["detail"] for f in resolved["findings"])

@@ -56,6 +56,11 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
         line_ref_sites += [(f"$.working_context[{index}]", ref) for ref in line_refs(item)]
     for index, link in enumerate(intent.get("artifact_links", [])):
         line_ref_sites += [(f"$.artifact_links[{index}].ref", ref) for ref in line_refs(link["ref"])]
+    for index, fork in enumerate(intent.get("decision_dossier", [])):
+        for number, option in enumerate(fork["options"]):
+            for place, evidence in enumerate(option.get("evidence", [])):
+                site = f"$.decision_dossier[{index}].options[{number}].evidence[{place}]"
+                line_ref_sites += [(site, ref) for ref in line_refs(evidence)]
     tracked = checkout.tracked_at_head(sorted({line_ref_path(r) for _, r in line_ref_sites})) if checkout else set()
     pins: dict[str, str] = {}
     for path, ref in line_ref_sites:

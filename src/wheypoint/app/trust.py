@@ -100,6 +100,8 @@ def git_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Find
     if checkout is None:
         return [Finding("no-checkout", ADVISORY, "not in a git checkout: commits and pins were not checked")]
     texts = list(record["working_context"]) + [link.get("pinned", link["ref"]) for link in record["artifact_links"]]
+    texts += [item for fork in record["decision_dossier"] for option in fork["options"]
+              for item in option.get("evidence", [])]  # fmt: skip
     pins = [pin for text in texts for pin in pinned_refs(text)]
     anchor = record["git"]["commit"] if record["git"] else None
     head = checkout.commit or ""

@@ -356,10 +356,16 @@ class _Builder:
         forks = deep_copy(self.head["decision_dossier"]) if self.head else []
         for index, given in enumerate(self.intent.get("decision_dossier", [])):
             gate = self.resolve(given["gate"], f"$.decision_dossier[{index}].gate") if "gate" in given else None
+            # Evidence is cited as path:line, pinned @sha7 like the working context (the shell found the pins).
+            options = [
+                {**option, "evidence": [pin_text(item, self.prov.pins) for item in option["evidence"]]}
+                if "evidence" in option else option
+                for option in given["options"]
+            ]  # fmt: skip
             fork: dict[str, Any] = {
                 "fork": given["fork"],
                 "gate": gate,
-                "options": given["options"],
+                "options": options,
                 "added_in": self.number,
             }
             if "prior_leaning" in given:
