@@ -153,3 +153,21 @@ def test_the_wheypoint_skill_mentions_trailers_and_snapshot() -> None:
     text = (ROOT / "skill" / "wheypoint" / "SKILL.md").read_text(encoding="utf-8")
     assert "<!-- ckpt" in text and "wheypoint harvest" in text and "wheypoint snapshot" in text
     assert "checkpoint skill" in text
+
+
+def test_each_plugin_ships_the_checkpoint_skill_beside_the_runtime_it_runs(pyz: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from test_plugins import PLUGIN_ROOTS
+
+    out = tmp_path / "plugins"
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "build_plugins.py"), "--out", str(out), "--pyz",
+                           str(pyz)], capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    for root in PLUGIN_ROOTS.values():
+        shipped = out / root / "skills" / "checkpoint"
+        for document in DOCUMENTS:
+            relative = document.relative_to(SKILL)
+            assert (shipped / relative).read_bytes() == document.read_bytes(), relative
+        assert (shipped.parent / "wheypoint" / "scripts" / "wheypoint.pyz").read_bytes() == pyz.read_bytes()

@@ -11,7 +11,8 @@ Writes, under DIR (empty, absent, or a previous output of this tool, which is re
     gemini/wheypoint/                  Gemini CLI extension: gemini-extension.json, hooks/hooks.json
 
 Each plugin carries the skill (skill/wheypoint/, or --skill) as skills/wheypoint/ with the single-file runtime
-in it at skills/wheypoint/scripts/wheypoint.pyz (--pyz, else built by tools/build_pyz.py), and runs that
+in it at skills/wheypoint/scripts/wheypoint.pyz (--pyz, else built by tools/build_pyz.py), the seed-3 snapshot
+skill (skill/checkpoint/) beside it as skills/checkpoint/, which runs that same archive, and runs that
 runtime from its hooks and MCP server by the harness's own plugin-root variable, quoted for the shell.
 Which field each harness reads, and the source that says so: docs/hooks.md and tests/schemas/.
 """
@@ -29,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SKILL = ROOT / "skill" / "wheypoint"
+CHECKPOINT_SKILL = ROOT / "skill" / "checkpoint"  # shipped beside the wheypoint skill, whose runtime it uses
 BUILD_PYZ = ROOT / "tools" / "build_pyz.py"
 MARKER = ".wheypoint-plugins"  # left in DIR, so that a later build may replace what this one wrote
 NAME = "wheypoint"
@@ -160,6 +162,8 @@ def build(out: Path, pyz: Path | None = None, skill: Path = SKILL) -> list[Path]
                               ("gemini", gemini(number))):  # fmt: skip
             root = out / folder / NAME
             shutil.copytree(skill, root / "skills" / NAME, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+            shutil.copytree(CHECKPOINT_SKILL, root / "skills" / CHECKPOINT_SKILL.name,
+                            ignore=shutil.ignore_patterns("__pycache__", ".*"))  # fmt: skip
             target = root / RUNTIME
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(archive, target)
