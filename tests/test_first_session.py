@@ -185,10 +185,11 @@ def test_a_work_is_checked_against_the_checkout_it_was_written_in(wp: Runner, re
     assert not codes & {"artifact-missing", "git-object-missing", "note-missing"}, found["findings"]
     assert found["note_path"] == str(repo / ".cheese" / "notes" / "retry-work.md")
     assert found["checkout"] == {"path": str(repo), "current": False}
-    shown = wp("show", "retry-work", cwd=elsewhere)  # by slug in another project: refused, but by work id...
+    shown = wp("show", "retry-work", "--format", "json", cwd=elsewhere).json  # by slug from another project
     by_id = wp("show", done.json["work_id"], cwd=elsewhere).json
-    assert shown.json["error"]["code"] == "record-missing"
-    assert by_id["note"] == {"path": found["note_path"], "state": "current"}
+    assert shown["work_id"] == done.json["work_id"] and shown["found_elsewhere"]["work_id"] == done.json["work_id"]
+    assert by_id["note"] == shown["note"] == {"path": found["note_path"], "state": "current"}
+    assert "found_elsewhere" not in by_id  # a work id names one work wherever it is
     here = wp("resolve", "retry-work", cwd=repo).json
     assert here["checkout"] == {"path": str(repo), "current": True} and here["outcome"] == "authoritative"
 

@@ -41,7 +41,6 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           # the scan every intent goes through: its hand-written rules, the generated gitleaks table (data) and
           # how it searches a text
           "wheypoint.model.credential_hand", "wheypoint.model.credential_rules", "wheypoint.model.credential_text",
-          "wheypoint.model.credential_values", "wheypoint.model.pii",  # and the personal-data scan beside it
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.noteplace", "wheypoint.app.sessions",
           "wheypoint.store.sqlite.indexes",
@@ -55,10 +54,13 @@ _TRANSCRIPT = {"wheypoint.transcripts", "wheypoint.transcripts.discovery", "whey
                "wheypoint.model.regular"}  # fmt: skip
 
 _LINKS = "wheypoint.app.links"  # backlinks, which show and resolve answer
+_LOOKUP = "wheypoint.app.lookup"  # which work a reference means, for every command that takes one
 # command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)
 PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
-    "show": (["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show", _LINKS}, set()),
-    "log": (["log", "retry-backoff"], _CLI | _CONTEXT | _STORE | {"wheypoint.app.show", *_RENDER}, set()),
+    "show": (
+        ["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show", _LINKS, _LOOKUP}, set()
+    ),
+    "log": (["log", "retry-backoff"], _CLI | _CONTEXT | _STORE | {"wheypoint.app.show", _LOOKUP, *_RENDER}, set()),
     # list looks through the checkout's notes folder for hand-written notes; a generated one is recognised by its
     # own digest (notes.render), so only a note that may be hand-written is parsed.
     "list": (
@@ -84,6 +86,7 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
         | {
             "wheypoint.app.resolve",
             "wheypoint.app.links",
+            _LOOKUP,
             "wheypoint.app.trust",
             "wheypoint.model.refs",
             "wheypoint.notes.legacy",

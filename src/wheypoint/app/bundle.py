@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from wheypoint.app.context import Context, NoteOptions, find_work
+from wheypoint.app.context import Context, NoteOptions
 from wheypoint.model.bundle import BUNDLE_VERSION, OMITTABLE, redact, renamed, verify_chain
 from wheypoint.model.canonical import canonical_text, new_sha256
 from wheypoint.model.errors import Refusal
@@ -59,13 +59,19 @@ def export_bundle(ctx: Context, ref: str | None, out: str | None, *, all_works: 
         raise Refusal("usage", "takes one work, or --all (or list's filters) for the project's works", usage=True)
     project = ctx.project_key()
     store = ctx.open_store(create=False)
+    said: dict[str, Any] = {}
     try:
         if ref is None:
-            work_ids = [w.work_id for w in store.list_works(query)]
+            from wheypoint.app.listing import named_works
+
+            work_ids = [w.work_id for w in store.list_works(named_works(ctx, store, query))]
             name = project
         else:
-            found = find_work(store, str(ref), project)
-            work_ids, name = [found.work_id], found.slug
+            from wheypoint.app.lookup import find_work
+
+            found = find_work(ctx, store, str(ref))
+            work_ids, name = [found.work.work_id], found.work.slug
+            said = found.said()
         target = os.path.abspath(out or f"{name}.bundle.json")
         omitted = {key: 0 for key in OMITTABLE if not {"operator_directives": include_operator,
                                                         "local_references": include_local}[key]}  # fmt: skip
@@ -73,7 +79,7 @@ def export_bundle(ctx: Context, ref: str | None, out: str | None, *, all_works: 
     finally:
         store.close()
     return {"path": target, "bundle_digest": revisions[1], "works": len(work_ids), "revisions": revisions[0],
-            "omitted": omitted}  # fmt: skip
+            "omitted": omitted, **said}  # fmt: skip
 
 
 def write_bundle(store: Store, work_ids: list[str], target: str, omitted: dict[str, int], operator: bool,

@@ -11,7 +11,6 @@ import os
 from wheypoint.app.workspace import Checkout, find_checkout, normalise_key, store_location
 from wheypoint.model.errors import Refusal
 from wheypoint.model.records import Record
-from wheypoint.model.shapes import is_work_id
 from wheypoint.notes.files import NOTES_SUBDIR
 
 TYPE_CHECKING = False
@@ -97,15 +96,6 @@ class Context:
         value = self.environ.get("WHEYPOINT_SESSION", "")
         harness, _, session_id = value.partition(":")
         return {"harness": harness, "id": session_id} if harness and session_id else None
-
-
-def find_work(store: Store, ref: str, project_key: str) -> WorkRef:
-    """A work named by its id, or by its slug in this project; refused when there is none."""
-    work = store.work(ref) if is_work_id(ref) else store.work_by_slug(project_key, ref)
-    if work is None:
-        raise Refusal("record-missing", f"no work {ref!r} in project {project_key}",
-                      details={"ref": ref, "project": project_key})  # fmt: skip
-    return work
 
 
 def note_path_named(ctx: Context, ref: str) -> str | None:

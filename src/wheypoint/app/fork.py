@@ -8,7 +8,8 @@ parent's move together through Store.commit_many, then writes both notes.
 from __future__ import annotations
 
 from wheypoint.app.checkpoint import write_note
-from wheypoint.app.context import Context, NoteOptions, find_work, written_from
+from wheypoint.app.context import Context, NoteOptions, written_from
+from wheypoint.app.lookup import find_work
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.fork import ForkRequest, Split, fork, identities
 
@@ -46,10 +47,9 @@ def fork_work(ctx: Context, parent_ref: str, request: ForkRequest, base: str | N
     from wheypoint.app.checkpoint import observe
     from wheypoint.store.rows import Write
 
-    project_key = ctx.project_key()
     store = ctx.open_store(create=True)  # a writer: the fork commits
     try:
-        found = find_work(store, parent_ref, project_key)
+        found = find_work(ctx, store, parent_ref).work
         parent = store.record(found.work_id)
         if parent is None:
             raise Refusal("record-missing", f"no work {parent_ref!r}")
@@ -128,7 +128,7 @@ def split_work(ctx: Context, ref: str, split: Split, base: str | None, notes: No
 
     store = ctx.open_store(create=True)
     try:
-        found = find_work(store, ref, ctx.project_key())
+        found = find_work(ctx, store, ref).work
         parent = store.record(found.work_id)
         if parent is None:
             raise Refusal("record-missing", f"no work {ref!r}")

@@ -8,7 +8,8 @@ A fork is drawn once, parent to child, though both records carry an edge for it.
 
 from __future__ import annotations
 
-from wheypoint.app.context import Context, find_work
+from wheypoint.app.context import Context
+from wheypoint.app.lookup import find_work
 from wheypoint.model.errors import Refusal
 
 TYPE_CHECKING = False
@@ -29,7 +30,8 @@ def diff_revisions(ctx: Context, ref: str, first: str | None, second: str | None
 
     store = ctx.open_store(create=False)
     try:
-        work = find_work(store, ref, ctx.project_key())
+        found = find_work(ctx, store, ref)
+        work = found.work
         receipts = store.revisions(work.work_id)
         numbers = {r["revision_id"]: r["revision_number"] for r in receipts}
         to_id = revision_named(receipts, second) if second else receipts[-1]["revision_id"]
@@ -47,7 +49,7 @@ def diff_revisions(ctx: Context, ref: str, first: str | None, second: str | None
         raise Refusal("revision-missing", f"{to_id} is not a revision of {work.work_id}")
     empty = {**after, "entries": [], "status": "", "orientation": "", "next": {}, "notes": "", "working_context": [],
              "local_references": [], "artifact_links": [], "edges": [], "meat": []}  # fmt: skip
-    return {"work_id": work.work_id, "slug": work.slug, "from": from_id, "to": to_id,
+    return {"work_id": work.work_id, "slug": work.slug, **found.said(), "from": from_id, "to": to_id,
             "changes": diff(before or empty, after)}  # fmt: skip
 
 
@@ -58,11 +60,12 @@ def graph(ctx: Context, ref: str, depth: int, fmt: str) -> dict[str, Any]:
         raise Refusal("usage", f"takes a depth from 0 to {MAX_DEPTH}", usage=True, parameter="depth")
     store = ctx.open_store(create=False)
     try:
-        start = find_work(store, ref, ctx.project_key())
+        found = find_work(ctx, store, ref)
+        start = found.work
         nodes, edges = _walk(store, start.work_id, depth)
     finally:
         store.close()
-    reply: dict[str, Any] = {"work_id": start.work_id, "depth": depth, "nodes": nodes, "edges": edges}
+    reply: dict[str, Any] = {"work_id": start.work_id, **found.said(), "depth": depth, "nodes": nodes, "edges": edges}
     if fmt == "mermaid":
         reply["mermaid"] = mermaid(nodes, edges)
     elif fmt == "dot":
@@ -112,7 +115,7 @@ def _walk(store: Store, start: str, depth: int) -> tuple[list[dict[str, Any]], l
 
 def _work_of(store: Store, ref: str, project: str) -> str | None:
     """The work id an edge's reference names, when it names a work of the store."""
-    from wheypoint.app.links import work_named
+    from wheypoint.app.lookup import work_named
 
     found = work_named(store, ref, project)
     return found.work_id if found else None

@@ -7,8 +7,9 @@ together through Store.commit_many, then writes the three notes.
 
 from __future__ import annotations
 
-from wheypoint.app.context import Context, NoteOptions, find_work, written_from
+from wheypoint.app.context import Context, NoteOptions, written_from
 from wheypoint.app.fork import request_of, side_reply
+from wheypoint.app.lookup import find_work
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.join import JoinRequest, identities, join
 
@@ -27,10 +28,9 @@ def join_works(ctx: Context, first: str, second: str, request: JoinRequest, note
     from wheypoint.model.kernel import Outcome
     from wheypoint.store.rows import Write
 
-    project = ctx.project_key()
     store = ctx.open_store(create=True)
     try:
-        works = [find_work(store, ref, project) for ref in (first, second)]
+        works = [find_work(ctx, store, ref).work for ref in (first, second)]
         heads = [store.record(work.work_id) for work in works]
         if heads[0] is None or heads[1] is None:
             raise Refusal("store-inconsistent", "a work to join has a head but no record")

@@ -8,7 +8,8 @@ among its backlinks whatever the writer typed.
 
 from __future__ import annotations
 
-from wheypoint.app.context import Context, NoteOptions, find_work
+from wheypoint.app.context import Context, NoteOptions
+from wheypoint.app.lookup import find_work, work_named
 from wheypoint.model.errors import Refusal
 
 TYPE_CHECKING = False
@@ -23,21 +24,11 @@ def canonical_ref(store: Store, ref: str, project_key: str) -> str:
     """`ref` as the store spells a work (`wheypoint:<project>/<work id>`) when it names one exactly, else as given."""
     from wheypoint.model.refs import ref_kind
 
-    if ref_kind(ref) != "relative" or "/" in ref:
+    kind = ref_kind(ref)
+    if kind not in ("relative", "wheypoint") or (kind == "relative" and "/" in ref):
         return ref
     work = work_named(store, ref, project_key)
     return f"wheypoint:{work.project_key}/{work.work_id}" if work else ref
-
-
-def work_named(store: Store, ref: str, project_key: str) -> WorkRef | None:
-    """The store work a reference names: `wheypoint:<project>/<work id or slug>`, a work id, or a slug here."""
-    name = ref
-    if ref.startswith("wheypoint:"):
-        scope, _, name = ref.removeprefix("wheypoint:").rpartition("/")
-        project_key = scope or project_key
-    if not name or "/" in name:
-        return None
-    return store.work(name) or store.work_by_slug(project_key, name)
 
 
 def backlinks(store: Store, work: WorkRef) -> list[dict[str, Any]]:
@@ -51,7 +42,7 @@ def edge_intent(ctx: Context, work: str, ref: str, *, kind: str | None, covers: 
     """The checkpoint intent that adds (or with `remove`, takes out) one edge of `work`."""
     store = ctx.open_store(create=False)
     try:
-        found = find_work(store, work, ctx.project_key())
+        found = find_work(ctx, store, work).work
         target = canonical_ref(store, ref, found.project_key)
     finally:
         store.close()

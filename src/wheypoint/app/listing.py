@@ -12,6 +12,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from wheypoint.store.base import Store
+    from wheypoint.store.rows import WorkRef
+
 MAX_LIMIT = 1000
 
 
@@ -36,6 +39,7 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
     query = filters_query(options, projects, int(limit))
     store = ctx.open_store(create=False)
     try:
+        query = named_works(ctx, store, query)
         rows = store.list_works(query)
     finally:
         store.close()
@@ -54,6 +58,8 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
 
 def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int) -> WorkQuery:
     """The list filters of a command's options as a store query (list, and export's selection)."""
+    if options.get("entry_kind") or options.get("entry_state") or options.get("edge_kind"):
+        _check_closed(options)
     return WorkQuery(
         projects=projects,
         grep=tuple(options.get("grep") or ()),
@@ -70,6 +76,42 @@ def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int
         since=options.get("since"),
         limit=limit,
     )
+
+
+def _check_closed(options: dict[str, Any]) -> None:
+    """Filters whose values are a closed set: an unknown value is refused with the valid ones, never matched to []."""
+    from wheypoint.model.contract import EDGE_KINDS, ENTRY_KINDS, ENTRY_STATES, HOST_ONLY_EDGE_KINDS
+
+    closed = {"entry_kind": ENTRY_KINDS, "entry_state": ENTRY_STATES, "edge_kind": EDGE_KINDS + HOST_ONLY_EDGE_KINDS}
+    for name, valid in closed.items():
+        unknown = [str(value) for value in options.get(name) or () if value not in valid]
+        if unknown:
+            raise bad_parameter(name, f"takes {', '.join(valid)} (not {', '.join(unknown)})",
+                                f"unknown-{name.replace('_', '-')}")  # fmt: skip
+
+
+def named_works(ctx: Context, store: Store, query: WorkQuery) -> WorkQuery:
+    """The query with each work its `--forked-from` and `--linked-to` values name spelt as the store spells refs.
+
+    A value is looked up as every command looks up a work (app/lookup.py): `--forked-from` must name a work (a
+    slug, id, note path or `wheypoint:` ref; refused otherwise); a `--linked-to` that names one matches edges and
+    links to it however they were written, and any other value (a file, a URL) matches links spelt as given.
+    """
+    if not query.forked_from and not query.linked_to:
+        return query
+    from wheypoint.app.lookup import exact_matches, find_work
+
+    def spellings(work: WorkRef) -> tuple[str, ...]:
+        return (f"wheypoint:{work.project_key}/{work.work_id}", f"wheypoint:{work.project_key}/{work.slug}")
+
+    forked = tuple(ref for value in query.forked_from for ref in spellings(find_work(ctx, store, value).work))
+    linked: list[str] = []
+    for value in query.linked_to:
+        _, works = exact_matches(store, value, ctx.project_key())
+        if len(works) > 1:
+            find_work(ctx, store, value)  # refused `ambiguous`, naming the projects
+        linked += [value, *(spellings(works[0]) if works else ())]
+    return query._replace(forked_from=forked, linked_to=tuple(dict.fromkeys(linked)))
 
 
 def _store_only(query: WorkQuery) -> bool:

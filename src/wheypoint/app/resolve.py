@@ -1,9 +1,9 @@
 """`wheypoint resolve`: find the one handoff a reference means, then say whether it can be trusted.
 
-Lookup order: an absolute path to a note; an exact work id; an exact slug; a unique slug prefix; a
-unique slug substring (each first in the project, then on the whole machine). Several matches at a
-step answer `ambiguous` with every candidate; none answers `not-found` with what was searched and
-close suggestions, never picked for the caller. Outcomes are answers, not refusals.
+Lookup order: the exact steps every command takes (app/lookup.py: a note's path, a `wheypoint:` ref, a work
+id, a slug), then a unique slug prefix and a unique slug substring (each first in the project, then on the
+whole machine). Several matches at a step answer `ambiguous` with every candidate; none answers `not-found`
+with what was searched and close suggestions, never picked for the caller. Outcomes are answers, not refusals.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import os
 
 from wheypoint.app.context import Context, note_path_named, place_of
 from wheypoint.app.links import backlinks
+from wheypoint.app.lookup import exact_matches, suggestions
 from wheypoint.app.trust import gate_findings, git_findings, lineage_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
-from wheypoint.model.shapes import is_work_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,30 +37,18 @@ def _candidate(work: WorkRef) -> dict[str, Any]:
 
 def _lookup(store: Store, ref: str, project: str, limit: int) -> tuple[str, list[WorkRef]]:
     """(how it matched, the works at the first step that matched anything, at most `limit` by prefix or part)."""
-    if is_work_id(ref):
-        work = store.work(ref)
-        if work:
-            return "work-id", [work]
-    for name in ("slug", "prefix", "substring"):
+    matched, exact = exact_matches(store, ref, project)
+    if exact or ref.startswith("wheypoint:"):
+        return matched, exact
+    for name in ("prefix", "substring"):
         for scope in (project, None):
-            if name == "slug":
-                found = store.works_with_slug(ref, scope)
-            elif name == "prefix":
+            if name == "prefix":
                 found = store.works_with_slug_prefix(ref, scope, limit)
             else:
                 found = store.works_with_slug_part(ref, scope, limit)
             if found:
                 return name, found
     return "none", []
-
-
-def _suggestions(store: Store, ref: str, project: str) -> list[str]:
-    """Slugs that look like the reference: its first letters' neighbours, ranked by similarity."""
-    import difflib  # only a miss needs it
-
-    pool = {w.slug for w in store.works_with_slug_prefix(ref[:2], project, 200)}
-    pool |= {w.slug for w in store.works_with_slug_prefix(ref[:1], None, 200)}
-    return difflib.get_close_matches(ref, sorted(pool), n=5, cutoff=0.5)
 
 
 def _answer(outcome: str, **fields: Any) -> dict[str, Any]:
@@ -92,7 +80,7 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
                 return _resolve_path(ctx, store, legacy)
             searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
                         f"slugs starting with {ref!r}", f"slugs containing {ref!r}"]  # fmt: skip
-            answer = _answer("not-found", ref=ref, searched=searched, suggestions=_suggestions(store, ref, project),
+            answer = _answer("not-found", ref=ref, searched=searched, suggestions=suggestions(store, ref, project),
                              candidates=[], findings=[])  # fmt: skip
             from wheypoint.model.replies import scrub  # an answer that echoes what matched nothing, as a refusal does
 

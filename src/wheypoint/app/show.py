@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wheypoint.app.context import Context, NoteOptions, find_work, note_path_for, place_of
+from wheypoint.app.context import Context, NoteOptions, note_path_for, place_of
+from wheypoint.app.lookup import find_work
 from wheypoint.model.errors import Refusal
 from wheypoint.notes.files import note_state
 from wheypoint.notes.render import render
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
 def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, repair_note: bool) -> dict[str, Any]:
     store = ctx.open_store(create=False)
     try:
-        work = find_work(store, ref, ctx.project_key())
+        found = find_work(ctx, store, ref)
+        work = found.work
         if revision_id is not None and _revision_number(revision_id) is not None:
             revision_id = revision_named(store.revisions(work.work_id), revision_id)
         record = store.record(work.work_id, revision_id)
@@ -46,13 +48,14 @@ def show(ctx: Context, ref: str, revision_id: str | None, notes: NoteOptions, re
                           details={"note_path": path}) from None  # fmt: skip
         state = "rewritten"
     note = {"path": path, "state": state, **({"hand_edit_kept": kept} if kept else {})}
-    return {"work_id": work.work_id, "record": record, "note": note, "backlinks": pointing}
+    return {"work_id": work.work_id, **found.said(), "record": record, "note": note, "backlinks": pointing}
 
 
 def log(ctx: Context, ref: str) -> dict[str, Any]:
     store = ctx.open_store(create=False)
     try:
-        work = find_work(store, ref, ctx.project_key())
+        found = find_work(ctx, store, ref)
+        work = found.work
         revisions = store.revisions(work.work_id)
         records = [store.record(work.work_id, revision["revision_id"]) or {} for revision in revisions]
         authors = store.authors(work.work_id)
@@ -76,7 +79,7 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
             "compacted": revision["compacted"],
             "moved": _moved(before, record),
         })  # fmt: skip
-    return {"work_id": work.work_id, "slug": work.slug, "status": work.status, "revisions": chain}
+    return {"work_id": work.work_id, "slug": work.slug, **found.said(), "status": work.status, "revisions": chain}
 
 
 def note_text(record: dict[str, Any]) -> str:
