@@ -70,8 +70,26 @@ def test_a_contradiction_becomes_a_gate_of_the_joined_work_never_a_choice(wp: Ru
     joined = wp("show", "retry-all", "--format", "json", cwd=repo).json["record"]
     assert alpha["Cap at 30 s."] not in [e["id"] for e in joined["entries"]]  # neither side is picked
     gate = next(e for e in joined["entries"] if e["kind"] == "question")
-    assert gate["gates"] and "which holds?" in gate["text"] and "Cap at 30 s." in gate["text"]
+    assert gate["gates"] and gate["text"] == "Keep 'Cap at 30 s.'? withdrawn in beta, active in alpha"
     assert joined["status"] == f"gated: {gate['text']}"
+    # The ids and the states are in the gate's rationale, not on the status line.
+    assert f"decision {alpha['Cap at 30 s.']} ('Cap at 30 s.') is active in alpha." in gate["rationale"]
+    assert "but withdrawn in beta." in gate["rationale"]
+
+
+def test_a_join_gate_asks_a_short_question_whatever_the_entry_says(wp: Runner, repo: Path) -> None:
+    long = "Cap the backoff at thirty seconds because the gateway gives up at forty-five and the client must not hang."
+    assert wp("checkpoint", "alpha", "--orientation", "Alpha.", "--next", "hold", "--decision", long,
+              "--rationale", "Gateway.", cwd=repo).code == 0  # fmt: skip
+    cap = _ids(wp, repo, "alpha")[long]
+    forked = wp("fork", "alpha", "beta", "--orientation", "Beta.", "--copy", cap, cwd=repo).json
+    assert wp("checkpoint", "beta", "--base", forked["child"]["revision_id"], "--withdraw", cap, "--rationale",
+              "No cap.", cwd=repo).code == 0  # fmt: skip
+    assert wp("join", "alpha", "beta", "retry-all", "--orientation", "Merged.", cwd=repo).code == 0
+    joined = wp("show", "retry-all", "--format", "json", cwd=repo).json["record"]
+    assert len(joined["status"]) <= 100, joined["status"]
+    listed = wp("list", "--format", "text", cwd=repo).stdout
+    assert joined["status"] in listed  # the whole status, even where its column is cut
 
 
 def test_a_wrong_join_is_refused_and_writes_nothing(wp: Runner, repo: Path) -> None:
@@ -112,4 +130,5 @@ def test_one_entry_replaced_differently_in_each_parent_keeps_both_successors_beh
     texts = [e["text"] for e in joined["entries"] if e["kind"] == "decision"]
     assert "Cap at 20 s." in texts and "Cap at 60 s." in texts  # both carried, neither picked
     gate = next(e for e in joined["entries"] if e["kind"] == "question")
-    assert gate["gates"] and "was replaced by" in gate["text"] and joined["status"].startswith("gated: ")
+    assert gate["gates"] and gate["text"].startswith("Which replaces 'Cap at 30 s.': ")
+    assert joined["status"].startswith("gated: ") and "was replaced by" in gate["rationale"]

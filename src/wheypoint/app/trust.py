@@ -29,9 +29,9 @@ def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> li
     for entry in record["entries"]:
         if entry["state"] == "active" and entry["gates"] and entry["kind"] in GATING_KINDS:
             age = record["revision_number"] - entry["added_in"]
-            owner = entry.get("owner", "no owner")
+            owner = f"owner {entry['owner']}" if entry.get("owner") else "no owner named"
             since = opened.get(entry["added_in"], "?")
-            found.append(Finding("gate-open", GATING, f"{entry['id']} {entry['text']!r}: owner {owner}; open since "
+            found.append(Finding("gate-open", GATING, f"{entry['id']} {entry['text']!r}: {owner}; open since "
                                  f"r{entry['added_in']} ({since}), {age} revision(s) ago"))  # fmt: skip
     return found
 

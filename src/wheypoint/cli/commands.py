@@ -45,6 +45,10 @@ class Command(Record):
     grammar: str = "table"
     text_form: str | None = None  # the readable form in textout.py, when there is one
     optional_positionals: int = 0  # how many of the last positionals may be left out (they are then None)
+    # Seed 1's flag spellings of a positional (`show --work-id X`): accepted, and the reply says `deprecated`.
+    aliases: tuple[tuple[str, str], ...] = ()
+    # The flags that write an intent (flags.py binds them); only help lists them, not the MCP tools.
+    intent_flags: tuple[Option, ...] = ()
 
 
 PROJECT = Option("--project", "the project key (default: from the git remote, else the checkout's folder)", "KEY")
@@ -85,19 +89,61 @@ WRITE_OPTIONS = (
     Option("--json", "the same as --format json"), Option("--text", "the same as --format text"), *TRANSCRIPT,
 )  # fmt: skip
 
+# The flag form of an intent, every flag flags.py reads (a test checks the two agree): item flags, then the
+# modifiers that bind to the item before them, then the flags that stand alone.
+INTENT_FLAGS = (
+    Option("--directive", "an instruction of the user's (then --quote: their exact words)", "TEXT"),
+    Option("--operator-directive", "an operator's instruction (then --operator-quote)", "TEXT"),
+    Option("--decision", "a decision taken (then --rationale)", "TEXT"),
+    Option("--question", "an open question (then --gates, --owner, --when, --rationale)", "TEXT"),
+    Option("--blocker", "what stops the work (then --gates, --owner, --when, --rationale)", "TEXT"),
+    Option("--resolve", "settle an active entry (then --rationale)", "ID"),
+    Option("--supersede", "replace an active entry (then --by ID, --rationale)", "ID"),
+    Option("--withdraw", "take back an active entry (then --rationale)", "ID"),
+    Option("--link", "an artifact link; with --kind an edge to a work or reference", "REF"),
+    Option("--meat", "a transcript turn copied verbatim (then --type, --weight, --redact)", "TURN"),
+    Option("--quote", "modifier of --directive: the user's exact words", "TEXT"),
+    Option("--operator-quote", "modifier of --operator-directive: the operator's exact words", "TEXT"),
+    Option("--label", "modifier of an entry: a short name to refer to it by", "NAME"),
+    Option("--confidence", "modifier of --decision/--directive: certain, speculating or \"don't know\" (seed 0's tag)",
+           "TAG"),
+    Option("--rationale", "modifier: why (a decision, question, blocker, transition or edge)", "TEXT"),
+    Option("--gates", "modifier of --question/--blocker: the work waits on a person"),
+    Option("--owner", "modifier of --question/--blocker: who settles it", "WHO"),
+    Option("--when", "modifier of --question/--blocker: when it must be settled", "TEXT"),
+    Option("--by", "modifier of --supersede: the entry that replaces it", "ID"),
+    Option("--type", "modifier of --meat: one of seed 3's types (constraint, rejected, pivot, ...)", "T"),
+    Option("--weight", "modifier of --meat: 1, 2 or 3", "N"),
+    Option("--redact", "modifier of --meat: keep the turn with each credential replaced"),
+    Option("--kind", "modifier of --link: the edge's kind (relates_to, blocked_by, ...)", "KIND"),
+    Option("--covers", "modifier of --link: an entry it is about (repeat)", "ID", repeat=True),
+    Option("--orientation", "the one-line orientation a cold reader starts from", "TEXT"),
+    Option("--next", 'the next move (hold, cook, ...; repeat for a list of `skill "arg"`)', "MOVE", repeat=True),
+    Option("--artifact", "the artifact of the next move", "PATH"),
+    Option("--order", "a list of next moves: parallel or sequential", "parallel|sequential"),
+    Option("--notes", "free notes", "TEXT"),
+    Option("--notes-file", "read the notes from a file (- for stdin)", "FILE"),
+    Option("--context", "a working-context line, e.g. retry.py:2 (repeat)", "REF", repeat=True),
+    Option("--remove-link", "drop an artifact link", "REF"),
+    Option("--unlink", "drop every edge to this reference", "REF"),
+    Option("--slug", "the work's slug (when the target is a work id)", "SLUG"),
+    Option("--base", "the work's head revision this write builds on (needed once the work exists)", "REV"),
+    Option("--compacted", "the compaction proof's JSON file, after a compaction", "FILE"),
+)
+
 COMMANDS: tuple[Command, ...] = (
     Command("checkpoint", "record a checkpoint", (("target", "a slug or work id with flags, an intent.json, or -"),),
             WRITE_OPTIONS, 'wheypoint checkpoint retry-backoff --orientation "..." --next hold --notes "..."',
-            grammar="intent", text_form="checkpoint"),
+            grammar="intent", text_form="checkpoint", intent_flags=INTENT_FLAGS),
     Command("validate", "check an intent without writing: every problem at once",
             (("target", "a slug or work id with flags, an intent.json, or -"),), WRITE_OPTIONS,
-            "wheypoint validate intent.json", grammar="intent", text_form="validate"),
+            "wheypoint validate intent.json", grammar="intent", text_form="validate", intent_flags=INTENT_FLAGS),
     Command("show", "the head record (or an earlier one) and its note's state", (("work", "a slug or work id"),),
             (Option("--revision", "an earlier revision: its id, its number (2) or its label (r2)", "REV"), NOTE_DIR,
              Option("--write-note", "re-render a stale or missing note"), PROJECT, FORMAT),
-            "wheypoint show retry-backoff", text_form="show"),
+            "wheypoint show retry-backoff", text_form="show", aliases=(("--work-id", "work"),)),
     Command("log", "the revision chain: what each revision added and moved", (("work", "a slug or work id"),),
-            (PROJECT, FORMAT), "wheypoint log retry-backoff", text_form="log"),
+            (PROJECT, FORMAT), "wheypoint log retry-backoff", text_form="log", aliases=(("--work-id", "work"),)),
     Command("turns", "the user's turns of a session, verbatim", (),
             (*TRANSCRIPT, Option("--all", "every kind of turn, the agent's included"),
              Option("--kind", "only turns of this kind (repeat for several)", "KIND", repeat=True),
@@ -113,13 +159,14 @@ COMMANDS: tuple[Command, ...] = (
              Option("--out", "the folder to write to (default: the checkout's top)", "DIR"),
              Option("--meat", "a turn id to copy verbatim (then --type T, optionally --weight W)", "TURN"),
              *TRANSCRIPT, FORMAT),
-            "wheypoint snapshot --stream auth --summary '...' --meat u-12 --type directive",
-            grammar="intent", text_form="snapshot"),
+            "wheypoint snapshot --stream auth --summary '...' --meat u-12 --type constraint --weight 3",
+            grammar="intent", text_form="snapshot",
+            intent_flags=tuple(o for o in INTENT_FLAGS if o.flag in ("--type", "--weight", "--redact"))),
     Command("resolve", "the one handoff a reference means, and whether to trust it",
             (("ref", "a note path, work id, slug, slug prefix or part of a slug"),),
             (PROJECT, WORKSPACE_ROOT, Option("--page", "if ambiguous, this page of its candidates (50 each)", "N"),
              FORMAT),
-            "wheypoint resolve retry", text_form="resolution"),
+            "wheypoint resolve retry", text_form="resolution", aliases=(("--ref", "ref"),)),
     Command("list", "works by status, next move, entries, owners, edges, links and full text", (),
             (Option("--scope", "project (default in a checkout) or machine", "project|machine"),
              Option("--project", "only this project (repeat for several)", "KEY", repeat=True), *FILTERS,
@@ -261,12 +308,22 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
     by_flag = {option.flag: option for option in command.options}
     args: dict[str, Any] = {o.key: [] if o.repeat else None if o.value else False for o in command.options}
     positional: list[str] = []
+    aliased: dict[str, str] = {}
+    args["deprecated"] = deprecated = []
     index = 0
     while index < len(argv):
         token = argv[index]
         name, eq, inline = token.partition("=")
         option = by_flag.get(name)
-        if option is not None and option.value is not None:
+        alias = dict(command.aliases).get(name)
+        if alias is not None:
+            if not eq and index + 1 >= len(argv):
+                raise usage(f"{name} needs a value")
+            aliased[alias] = inline if eq else argv[index + 1]
+            current = f"wheypoint {command.name} <{alias}>"
+            deprecated.append(deprecation(f"{command.name} {name}", current, f"{name} is seed 1's spelling"))
+            index += 1 if eq else 2
+        elif option is not None and option.value is not None:
             if not eq and index + 1 >= len(argv):
                 raise usage(f"{name} needs a value ({option.value})")
             value = inline if eq else argv[index + 1]
@@ -284,6 +341,10 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
             positional.append(token)
             index += 1
     names = [name for name, _ in command.positionals]
+    if aliased:  # a positional given by its old flag takes its place among the others
+        rest = iter(positional)
+        positional = [aliased[n] if n in aliased else next(rest, "") for n in names]
+        positional = [value for value in positional if value] + list(rest)
     if not len(names) - command.optional_positionals <= len(positional) <= len(names):
         raise usage(f"{command.name} takes {_arguments(command) or 'no arguments'}; see "
                     f"wheypoint {command.name} --help")  # fmt: skip
@@ -291,6 +352,11 @@ def parse(command: Command, argv: list[str]) -> dict[str, Any]:
     if FORMAT in command.options and args.get("format") not in (None, "json", "text"):
         raise usage("takes json or text", parameter="format")
     return args
+
+
+def deprecation(used: str, instead: str, why: str) -> dict[str, str]:
+    """A reply's note that an old spelling was accepted, and the current form to use instead."""
+    return {"used": used, "instead": instead, "message": f"{why}; it still works, but use `{instead}`"}
 
 
 def whole_number(value: str, parameter: str, expectation: str, least: int = 1) -> int:
@@ -355,6 +421,9 @@ def command_help(command: Command) -> str:
                                       for name, text in command.positionals)]  # fmt: skip
     if command.options:
         lines += ["", "options:", *(_option_line(option) for option in command.options)]
+    if command.intent_flags:
+        lines += ["", "the intent as flags (each modifier binds to the item flag just before it):",
+                  *(_option_line(option) for option in command.intent_flags)]  # fmt: skip
     lines += ["", "example:", f"  {command.example}"]
     return "\n".join(lines)
 

@@ -61,7 +61,10 @@ def run_demo(*, keep: bool = False) -> int:
         reply = _step(1, ctx, first_args, "the first checkpoint: a directive quoting the user, a decision, a gate")
         gate = next(e for e in reply["added"] if e.startswith("q-"))
         second_args = [
-            "retry-backoff", "--base", reply["revision_id"], "--next", "cook", "--artifact", "retry.py",
+            # The decisions changed, so the orientation is stated again (else the note opens "Stale orientation").
+            "retry-backoff", "--base", reply["revision_id"],
+            "--orientation", "Retry backoff for the payment client is designed (full jitter, 30 s cap); build it next.",
+            "--next", "cook", "--artifact", "retry.py",
             "--resolve", gate, "--rationale", "The payments lead chose full jitter.",
             "--decision", "Use full jitter.", "--rationale", "Spreads retries best under a thundering herd.",
             "--notes", "Design settled; build it in retry.py with a unit test per cap boundary.",

@@ -104,6 +104,7 @@ class ParsedCommand(Record):
     intent: dict[str, Any] | None
     source: str | None  # a path, "-" or None when the intent came from flags
     options: dict[str, Any]
+    deprecated: tuple[dict[str, str], ...] = ()  # seed 1's `validate < intent.json`, when that is how it came
 
 
 def _value(argv: list[str], index: int, flag: str) -> str:
@@ -322,12 +323,24 @@ def parse_intent_command(argv: list[str], command: str = "checkpoint") -> Parsed
         raise usage(f"one work or intent file at most, got {len(parser.positional)}: {parser.positional}")
     target = parser.positional[0] if parser.positional else None
     # An intent file is `-` (stdin), a name ending in .json, or what --intent names; anything else is a slug or
-    # a work id, even where a file or folder of that name exists. Standard input is read only when asked for.
+    # a work id, even where a file or folder of that name exists. Standard input is read when asked for, or
+    # (seed 1's form, with a `deprecated` note) when nothing else names an intent and a file or pipe feeds it.
     source: str | None = parser.options.get("intent")
     if source is not None and target is not None:
         raise usage(f"two intents: {target} and --intent {source}; give one")
     if target is not None and (target == "-" or target.lower().endswith(".json")):
         source = target
+    deprecated: tuple[dict[str, str], ...] = ()
+    waiting = None
+    if source is None and target is None and not parser.intent_flags and parser.options.get("hook_payload") != "-":
+        waiting = _redirected_stdin()
+    if waiting:
+        from wheypoint.cli.commands import deprecation
+
+        # Seed 1's `validate < intent.json`: the intent on standard input, with no `-` to ask for it.
+        deprecated = (deprecation(f"{command} < intent.json", f"wheypoint {command} - < intent.json",
+                                  "reading the intent from standard input without `-` is seed 1's form"),)  # fmt: skip
+        return _finish(parse_json_document(waiting), "-", parser, deprecated)
     if source is not None:
         if parser.intent_flags:
             raise Refusal("intent-ambiguous", "give the intent as JSON or as flags, not both")
@@ -345,6 +358,12 @@ def parse_intent_command(argv: list[str], command: str = "checkpoint") -> Parsed
                 intent["slug"] = target
             else:
                 raise usage(f"{target!r} is neither a work id, a slug nor an intent file")
+    return _finish(intent, source, parser, deprecated)
+
+
+def _finish(intent: Any, source: str | None, parser: _FlagParser, deprecated: tuple[dict[str, str], ...]
+            ) -> ParsedCommand:  # fmt: skip
+    """The intent with what `--base` and `--compacted` add to it."""
     if "base" in parser.options and isinstance(intent, dict):
         if intent.get("base_revision_id", parser.options["base"]) != parser.options["base"]:
             raise Refusal("flag-conflict", "--base differs from the intent's base_revision_id")
@@ -352,7 +371,30 @@ def parse_intent_command(argv: list[str], command: str = "checkpoint") -> Parsed
     if "compacted" in parser.options and isinstance(intent, dict):
         proof = parse_json_document(read_input(parser.options["compacted"], "compaction-proof"), "compaction-proof")
         intent["compaction"] = proof
-    return ParsedCommand(intent, source, parser.options)
+    return ParsedCommand(intent, source, parser.options, deprecated)
+
+
+def _redirected_stdin() -> bytes | None:
+    """What standard input holds when it is a file redirected in (`< intent.json`) or a pipe already written to.
+
+    Only then is an intent read from it without `-`: a terminal, or a pipe nobody writes to (as a harness may
+    leave one), would hold the command forever, so those (and an empty input) still get the usage refusal."""
+    import os
+    import stat
+
+    try:
+        descriptor = sys.stdin.fileno()
+        mode = os.fstat(descriptor).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            return None
+        if stat.S_ISFIFO(mode):
+            import select
+
+            if not select.select([descriptor], [], [], 0.5)[0]:
+                return None
+    except (OSError, ValueError, AttributeError):  # no descriptor (MCP's captured stdin), or no select on pipes
+        return None
+    return read_input("-", "intent") or None
 
 
 def parse_snapshot_command(argv: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

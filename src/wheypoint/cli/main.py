@@ -44,13 +44,36 @@ def _wants_text(fmt: str | None) -> bool:
     return fmt == "text" or (fmt is None and sys.stdout.isatty())
 
 
+def _format_asked(argv: list[str]) -> str | None:
+    """The reply format a command line asks for (`--format X`, `--format=X`, `--text`, `--json`), else None."""
+    asked = None
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg in ("--text", "--json"):
+            asked = arg[2:]
+        elif arg == "--format" and index + 1 < len(argv):
+            asked = argv[index + 1]
+        elif arg.startswith("--format="):
+            asked = arg.partition("=")[2]
+    return asked
+
+
+# Seed 1's spellings this run accepted (`show --work-id X`, `validate < intent.json`): each reply names them.
+_DEPRECATED: list[dict[str, str]] = []
+
+
 def _emit(command: Command, reply: dict[str, Any], fmt: str | None, name: str | None = None) -> int:
     """Print a reply: JSON, or on a terminal (or --format text) the command's readable form."""
     full = {"ok": True, "command": name or command.name, **reply}
+    if _DEPRECATED:
+        full["deprecated"] = list(_DEPRECATED)
     if command.text_form is not None and _wants_text(fmt):
         from wheypoint.cli import textout
 
         print(getattr(textout, command.text_form)(full))
+        for note in _DEPRECATED:
+            print(f"wheypoint: deprecated: {note['message']}", file=sys.stderr)
     else:
         print_document(full, indent=2 if sys.stdout.isatty() else None)
     return 0
@@ -290,6 +313,7 @@ def _write(command: Command, argv: list[str]) -> int:
     from wheypoint.cli.flags import parse_intent_command
 
     parsed = parse_intent_command(argv, command=command.name)
+    _DEPRECATED.extend(parsed.deprecated)
     fmt = "text" if parsed.options.get("text") else "json" if parsed.options.get("json") else None
     fmt = parsed.options.get("format", fmt)
     if fmt not in (None, "json", "text"):
@@ -403,8 +427,9 @@ def _global_options(argv: list[str]) -> list[str]:
 
 
 def _run(argv: list[str]) -> int:
-    if not argv:
-        raise usage("name a command: " + ", ".join(BY_NAME))
+    if not argv:  # a person's first call: the command list, as `--help` shows it (exit 2: no command was named)
+        print(overview())
+        return 2
     if argv[0] in ("-h", "--help", "help"):
         topic = BY_NAME.get(argv[1]) if len(argv) > 1 and argv[0] == "help" else None
         print(_help(topic) if topic else overview())
@@ -425,12 +450,23 @@ def _run(argv: list[str]) -> int:
         return 0
     if command.grammar != "table":
         return INTENT_HANDLERS[command.name](command, rest)
-    return TABLE_HANDLERS[command.name](command, parse(command, rest))
+    args = parse(command, rest)
+    _DEPRECATED.extend(args.pop("deprecated"))
+    return TABLE_HANDLERS[command.name](command, args)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    fmt = "text" if "--text" in argv or ("--format" in argv and "text" in argv) else None
+    _DEPRECATED.clear()  # one run's notes (MCP runs many commands in one process)
+    try:
+        return _answer(argv)
+    except BrokenPipeError:  # the reader went away (`| head -1`), whichever reply was being printed
+        return 1
+
+
+def _answer(argv: list[str]) -> int:
+    """Run a command line and print its one reply; a refusal or a bug is printed here, in the contract's shape."""
+    fmt = _format_asked(argv)
     command = None
     try:
         if argv[:1] != ["hook"]:  # a hook answers its harness whatever its line holds (see _hook)
@@ -441,16 +477,18 @@ def main(argv: list[str] | None = None) -> int:
     except Refusal as refusal:
         # The one place a refusal becomes a reply: scrubbed here, so no path can echo a credential it was given.
         error = scrub(refusal.as_json(lambda parameter: spell(command, parameter)))
-        if _wants_text(fmt):
+        if fmt == "text" or (fmt != "json" and sys.stdout.isatty()):
+            # A person reads it once: the readable form on stderr, never followed by the same refusal as JSON.
             from wheypoint.cli.textout import refusal as readable
 
             print(readable(error), file=sys.stderr)
-        print_document({"ok": False, "error": error})
+        else:
+            print_document({"ok": False, "error": error, **({"deprecated": _DEPRECATED} if _DEPRECATED else {})})
         return 2 if refusal.usage else 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 1
+        raise
     except Exception as exc:  # a bug: answer in the contract's shape, never with a traceback
         if os.environ.get("WHEYPOINT_DEBUG"):
             raise

@@ -20,6 +20,9 @@ def checkpoint(reply: dict[str, Any]) -> str:
         f"  work {reply['work_id']}  revision {reply['revision_id']}",
         f"  note {reply['note_path'] or '(none)'}  durability {reply['durability']}",
     ]
+    # The ids a next write names (--resolve, --supersede, fork's --move): the reply's, so the reader need not `show`.
+    lines += [f"  added {entry_id}" for entry_id in reply.get("added", [])]
+    lines += [f"  {move['entry']} {move['action']}" for move in reply.get("transitioned", [])]
     return "\n".join(lines + _warnings(reply) + handoff_lines(reply))
 
 
@@ -46,7 +49,9 @@ def log(reply: dict[str, Any]) -> str:
     lines = [f"{reply['slug']} ({reply['work_id']}): {reply['status']}"]
     for rev in reply["revisions"]:
         flags = [f for f, on in (("notes", rev["notes_changed"]), ("compacted", rev["compacted"])) if on]
-        lines.append(f"r{rev['revision_number']}  {rev['revision_id']}  {rev['captured_at']}  {' '.join(flags)}")
+        author = rev.get("author") or "(author unknown)"
+        lines.append(f"r{rev['revision_number']}  {rev['revision_id']}  {rev['captured_at']}  {author}  "
+                     f"{' '.join(flags)}".rstrip())  # fmt: skip
         lines += [f"    + {a['id']} {a['kind']}: {' '.join(a['text'].split())[:90]}" for a in rev["added"]]
         for move in rev["transitioned"]:
             by = f" by {move['by']}" if "by" in move else ""
@@ -105,10 +110,17 @@ def listing(reply: dict[str, Any]) -> str:
     fallback = "  (scope-fallback: machine)" if reply.get("scope_fallback") else ""
     lines = [f"{reply['count']} works, scope {reply['scope']}{fallback}"]
     for w in reply["works"]:
-        lines.append(f"{w['slug'][:32]:32}  {w['status'][:28]:28}  {(w['next'] or '-'):10}  r{w['revision_number']:<3} "
-                     f"{w['updated_at']}  {w['project']}")  # fmt: skip
-        lines.append(f"    {' '.join(w['orientation'].split())[:100]}")
+        lines.append(f"{cut(w['slug'], 32):32}  {cut(w['status'], 40):40}  {(w['next'] or '-'):10}  "
+                     f"r{w['revision_number']:<3} {w['updated_at']}  {w['project']}")  # fmt: skip
+        if len(w["status"]) > 40:  # the whole status, under its row, when the column had to cut it
+            lines.append(f"    {w['status']}")
+        lines.append(f"    {cut(' '.join(w['orientation'].split()), 100)}")
     return "\n".join(lines)
+
+
+def cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters, its end marked with an ellipsis when it was cut."""
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
 def resolution(reply: dict[str, Any]) -> str:

@@ -101,14 +101,35 @@ def contradictions(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str,
     return found
 
 
+QUESTION_QUOTE_LIMIT = 48  # the disputed entry's words in its gate's question; the rationale has them all
+
+
 def _question(conflict: Mapping[str, Any]) -> str:
-    """The gating question a contradiction becomes in the joined work."""
+    """The gating question a contradiction becomes in the joined work: short, as it is also the status line.
+
+    It names the entry by its words and the parents by their slugs; the ids, the whole text and the states
+    are in the question's rationale (`_disagreement`)."""
+    words = " ".join(conflict["text"].split())
+    if len(words) > QUESTION_QUOTE_LIMIT:
+        words = words[: QUESTION_QUOTE_LIMIT - 1].rstrip() + "\u2026"
+    if conflict["conflict"] == "two-successors":
+        (first, by_first), (second, by_second) = conflict["successors"].items()
+        return f"Which replaces {words!r}: {by_first} ({_slug(first)}) or {by_second} ({_slug(second)})?"
+    return f"Keep {words!r}? {conflict['state']} in {_slug(conflict['settled_in'])}, active in " + (
+        f"{_slug(conflict['active_in'])}")  # fmt: skip
+
+
+def _slug(work_id: str) -> str:
+    return work_id.partition(".")[0]
+
+
+def _disagreement(conflict: Mapping[str, Any]) -> str:
+    """The whole contradiction in words, for the rationale of its gate."""
     what = f"{conflict['kind']} {conflict['entry']} ({conflict['text']!r})"
     if conflict["conflict"] == "two-successors":
         (first, by_first), (second, by_second) = conflict["successors"].items()
-        return f"{what} was replaced by {by_first} in {first} and by {by_second} in {second}: which holds?"
-    return f"{what} is active in {conflict['active_in']} but {conflict['state']} in {conflict['settled_in']}: " + (
-        "which holds?")  # fmt: skip
+        return f"{what} was replaced by {by_first} in {first} and by {by_second} in {second}"
+    return f"{what} is active in {conflict['active_in']} but {conflict['state']} in {conflict['settled_in']}"
 
 
 def join(a: Mapping[str, Any], b: Mapping[str, Any], request: JoinRequest, prov: Provenance) -> Joined:
@@ -134,8 +155,8 @@ def join(a: Mapping[str, Any], b: Mapping[str, Any], request: JoinRequest, prov:
         question = _question(conflict)
         entries.append({"id": "q-" + short_hash({"join": joined_revision, "entry": conflict["entry"]}),
                         "kind": "question", "text": question, "gates": True, "state": "active", "added_in": 1,
-                        "rationale": "The joined threads disagree; a join never picks a side. options: keep it | "
-                                     "drop it; leaning: none"})  # fmt: skip
+                        "rationale": f"The joined threads disagree: {_disagreement(conflict)}. A join never "
+                                     "picks a side. options: keep it | drop it; leaning: none"})  # fmt: skip
     if not entries:
         raise Refusal("empty-join", "neither work has an active entry to carry: nothing to join")
     carried = {entry["id"] for entry in entries}

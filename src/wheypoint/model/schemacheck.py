@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from wheypoint.model.errors import Problem
 from wheypoint.model.replies import excerpt
-from wheypoint.model.shapes import PATTERN_SHAPES
+from wheypoint.model.shapes import PATTERN_SHAPES, RESERVED_SLUGS, SLUG_PATTERN, reserved_slug_message
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,6 +125,9 @@ class SchemaChecker:
                 Problem(code or "too-long", path, f"is {len(value)} characters; the limit is {schema['maxLength']}")
             )
         if "pattern" in schema and not _regex(schema["pattern"]).search(value):
+            if schema["pattern"] == SLUG_PATTERN and value in RESERVED_SLUGS:
+                problems.append(Problem("reserved-slug", path, reserved_slug_message(value)))
+                return
             shape = PATTERN_SHAPES.get(schema["pattern"], f"a text matching {schema['pattern']}")
             what = f"{schema['description']}: " if "description" in schema else ""
             problems.append(Problem(code or "bad-format", path, f"{what}expected {shape}; got {excerpt(value)!r}"))

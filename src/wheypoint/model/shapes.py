@@ -65,6 +65,13 @@ def is_slug(text: str) -> bool:
             and text not in RESERVED_SLUGS)  # fmt: skip
 
 
+def reserved_slug_message(slug: str) -> str:
+    """Why a device name is no slug, in the words a refusal gives (the rule is RESERVED_SLUGS)."""
+    devices = "CON, PRN, AUX, NUL, COM0-COM9, LPT0-LPT9"
+    where = f"a note named {slug}.md could not be opened in a checkout cloned there"
+    return f"{slug!r} is a device name Windows reserves ({devices}): {where}; add a word, e.g. {slug}-work"
+
+
 def count_of(text: object) -> int | None:
     """A count written on a command line or in a hook's line, or None when `text` is not one.
 

@@ -27,6 +27,19 @@ class MeatItem(Record):
     timestamp: str | None
 
 
+def check_designations(meat: Sequence[Mapping[str, Any]]) -> None:
+    """Each designated turn has one of seed 3's meat types (MEAT_TYPES), else `unknown-meat-type` lists them."""
+    from wheypoint.model.contract import MEAT_TYPES
+    from wheypoint.model.errors import bad_parameter
+
+    for item in meat:
+        kind = item.get("type")
+        if kind not in MEAT_TYPES:
+            given = f"not {kind!r}" if kind is not None else "and none was given"
+            raise bad_parameter("type", f"of --meat {item.get('turn')} takes one of seed 3's types: "
+                                f"{', '.join(MEAT_TYPES)} ({given})", "unknown-meat-type")  # fmt: skip
+
+
 def histogram(items: Sequence[MeatItem]) -> str:
     """`constraint w3 x2, pivot w2 x1`: counts by type and weight, most first."""
     counts = Counter((item.type, item.weight) for item in items)
