@@ -24,6 +24,7 @@ from test_noteparse import (
 from wheypoint.model.kernel import apply
 from wheypoint.notes.lint import GATING, MAX_PER_CODE, SEVERITY, Finding, clean, lint_note, lint_report
 from wheypoint.notes.render import note_digest, render
+from wheypoint.notes.style import CODES as STYLE_CODES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "notes.md"
 
@@ -126,7 +127,8 @@ def test_malformed_generated_preamble() -> None:
 
 @pytest.mark.parametrize("note", [LEGACY_BARE, LEGACY_WRAPPED, LEGACY_TASKS, LEGACY_LIST])
 def test_good_legacy_notes_are_clean(note: str) -> None:
-    assert lint_note(note) == []
+    # House style is judged on its own (tests/test_seed0_fields.py): it only ever warns.
+    assert [f for f in lint_note(note) if f.code not in STYLE_CODES] == []
 
 
 def slug(*lines: str, body: str = "\n## Document\n\nSome state.\n") -> str:
@@ -200,11 +202,11 @@ def test_satisfied_required_sections_are_quiet() -> None:
     age = slug("status: ok", "next: age", "Review.", body="\n## Document\n\nReview PR#12.\n")
     hold = slug("status: ok", "next: hold", "Waiting.", body="")
     for note in (culture, cure, age, hold):
-        assert lint_note(note) == [], note
+        assert [f for f in lint_note(note) if f.code not in STYLE_CODES] == [], note
 
 
 def test_a_record_with_a_hand_written_note_mismatches() -> None:
-    assert codes(lint_note(LEGACY_BARE, build())) == {"record-mismatch"}
+    assert codes(lint_note(LEGACY_BARE, build())) - set(STYLE_CODES) == {"record-mismatch"}
 
 
 def test_every_code_is_documented_with_its_severity() -> None:

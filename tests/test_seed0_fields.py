@@ -236,3 +236,63 @@ def test_dossier_evidence_is_pinned_like_the_working_context(wp: Runner, repo: P
     git(repo, "commit", "-qam", "edit retry")
     resolved = wp("resolve", "jitter", "--format", "json", cwd=repo).json
     assert any(f["code"] == "pin-drifted" and "retry.py" in f["detail"] for f in resolved["findings"])
+
+
+# House style ------------------------------------------------------------------------------------------
+
+STYLE_NOTE = """status: ok
+next: hold
+artifact: none
+Retry backoff is designed \u2014 not built.
+
+## Document
+
+**Goal.** Retries that never double-charge a card.
+
+**State.** The spec is approved. The client is untouched.
+Work on the jitter is in flight, e.g. the cap, as Dr. Smith and J. Doe asked.
+The next step is the client
+
+- Cap the backoff at 30 s. The gateway times out at 45 s.
+- Use full jitter: see `retry.py:12. Not a sentence \u2014 code.`
+
+**Suggested skills.** /hold .cheese/notes/retry.md
+
+> Quoted. Matter is not judged.
+
+```text
+Fenced \u2014 text. Is not judged
+```
+"""
+
+
+def style_of(findings: list[Any]) -> list[tuple[str, str]]:
+    return [(f.code, f.detail.split(":")[0]) for f in findings if f.code.startswith("style-")]
+
+
+def test_house_style_warns_with_line_numbers_and_never_gates() -> None:
+    found = lint_note(STYLE_NOTE)
+    assert style_of(found) == [
+        ("style-em-dash", "line 4"),
+        ("style-sentences-per-line", "line 10"),
+        ("style-incomplete-sentence", "line 12"),
+        ("style-sentences-per-line", "line 14"),
+    ]
+    assert all(f.severity == "advisory" for f in found if f.code.startswith("style-")) and clean(found)
+
+
+def test_a_generated_note_is_judged_on_its_authors_text_only() -> None:
+    from test_note_forging import everything, rich_records
+
+    first, second = rich_records()
+    for record in (first, second, everything(second)):  # every section the renderer writes, banners included
+        assert style_of(lint_note(render(record))) == []
+    intent = {"slug": "retry", "orientation": "Retry backoff is designed.", "next": {"move": "hold"},
+              "decisions": [{"text": "Cap at 30 s. Then retry once.", "rationale": "The gateway \u2014 it times out."}],
+              "notes": "Read the spec first\n\nThen the client."}  # fmt: skip
+    note = render(apply(None, require_valid(intent), PROV).record)
+    lines = note.split("\n")
+    numbered = {code: int(line[5:]) for code, line in style_of(lint_note(note))}
+    assert lines[numbered["style-sentences-per-line"] - 1].endswith("Cap at 30 s. Then retry once. (since r1)")
+    assert lines[numbered["style-em-dash"] - 1] == "  Why: The gateway \u2014 it times out."
+    assert lines[numbered["style-incomplete-sentence"] - 1] == "Read the spec first"

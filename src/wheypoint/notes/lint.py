@@ -53,6 +53,10 @@ SEVERITY = {
     "required-section-missing": ADVISORY,
     "slug-unreadable": ADVISORY,
     "decision-untagged": ADVISORY,
+    # both: seed 0's house style (style.py)
+    "style-em-dash": ADVISORY,
+    "style-sentences-per-line": ADVISORY,
+    "style-incomplete-sentence": ADVISORY,
 }
 # rules.check_next's problem codes, as this module names them for a note.
 _RULE_CODES = {
@@ -85,9 +89,11 @@ def lint_note(text: str | bytes, record: Mapping[str, Any] | None = None) -> lis
     """Every finding for a note; `record` (the head record) is compared with a generated note's pins."""
     parsed = parse_note(text)
     source = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
+    from wheypoint.notes.style import style_findings
+
     if parsed.format == "wheypoint":
-        return _capped(_lint_generated(source, parsed, record))
-    findings = _lint_legacy(parsed) + _untagged(source.replace("\r\n", "\n"))
+        return _capped(_lint_generated(source, parsed, record) + style_findings(source))
+    findings = _lint_legacy(parsed) + _untagged(source.replace("\r\n", "\n")) + style_findings(source)
     if record is not None:
         findings.append(finding("record-mismatch", "a record was given but the note is hand-written, not its "
                                 "generated projection"))  # fmt: skip
