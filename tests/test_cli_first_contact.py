@@ -172,3 +172,30 @@ def test_a_device_name_slug_is_named_as_one(wp: Runner, repo: Path, slug: str) -
     assert problem["code"] == "reserved-slug" and "device name Windows reserves" in problem["message"]
     assert f"{slug}-work" in problem["message"]
 
+
+def test_split_refusals_speak_split_flags_once_each(wp: Runner, repo: Path) -> None:
+    assert wp("checkpoint", "two", "--orientation", "T.", "--next", "hold", "--decision", "D.", "--rationale", "R.",
+              "--question", "Q?", cwd=repo).code == 0  # fmt: skip
+    ids = {e["kind"]: e["id"] for e in wp("show", "two", "--format", "json", cwd=repo).json["record"]["entries"]}
+    sides = ["--first-orientation", "A.", "--second-orientation", "B."]
+    cases = [["--both", ids["question"], "--both", "nope"], ["--to-first", ids["question"], "--to-first",
+             ids["question"]], []]  # fmt: skip
+    for extra in cases:
+        done = wp("split", "two", "t-a", "t-b", *sides, *extra, cwd=repo)
+        problems = done.json["error"]["problems"]
+        messages = [p["message"] for p in problems]
+        assert done.code == 1 and len(messages) == len(set(messages)), messages
+        assert not any("--move" in m or "--copy" in m for m in messages), messages
+    assert wp("list", "--format", "json", cwd=repo).json["count"] == 1  # nothing was written
+
+
+def test_a_thread_of_notes_alone_can_be_split(wp: Runner, repo: Path) -> None:
+    assert wp("checkpoint", "notes-only", "--orientation", "Two threads in notes.", "--next", "hold", "--notes",
+              "The API half and the UI half.", cwd=repo).code == 0  # fmt: skip
+    done = wp("split", "notes-only", "n-api", "n-ui", "--first-orientation", "The API half.",
+              "--second-orientation", "The UI half.", cwd=repo)  # fmt: skip
+    assert done.code == 0, done.stdout
+    for child in done.json["children"]:
+        record = wp("show", child["slug"], "--format", "json", cwd=repo).json["record"]
+        assert record["notes"] == "The API half and the UI half."
+        assert record["edges"][0]["kind"] == "forked_from"

@@ -87,19 +87,36 @@ def identities(parent: Mapping[str, Any], request: ForkRequest) -> tuple[str, st
             revision_id_for(parent["work_id"], parent["revision_id"], request_digest))  # fmt: skip
 
 
-def check(parent: Mapping[str, Any], request: ForkRequest) -> list[Problem]:
-    """Every reason this fork cannot be taken from `parent`, at once."""
+class Spelling(Record):
+    """How a command names the entry lists of a fork request: fork's `--move/--copy`, or split's `--to-first/--both`."""
+
+    move: str = "--move"
+    copy: str = "--copy"
+    at: str = "$"  # the JSON path a problem is reported under
+    copy_at: str = "$.copy"
+    instead: str = "--move it instead"  # what an open question or blocker that cannot be copied takes
+
+
+FORK_SPELLING = Spelling()
+
+
+def check(parent: Mapping[str, Any], request: ForkRequest, spelling: Spelling = FORK_SPELLING,
+          require: bool = True) -> list[Problem]:  # fmt: skip
+    """Every reason this fork cannot be taken from `parent`, at once (`require`: naming nothing is one)."""
     problems: list[Problem] = []
     by_id = {entry["id"]: entry for entry in parent["entries"]}
-    if not (request.move or request.copy or request.dossier):
-        problems.append(Problem("empty-fork", "$", "a fork splits something off: name entries to --move or --copy"))
-    for flag, ids in (("move", request.move), ("copy", request.copy), ("dossier", request.dossier)):
+    if require and not (request.move or request.copy or request.dossier):
+        problems.append(Problem("empty-fork", spelling.at, f"a fork splits something off: name entries to "
+                                f"{spelling.move} or {spelling.copy}"))  # fmt: skip
+    for flag, ids, at in (("move", request.move, f"{spelling.at}.move"), ("copy", request.copy, spelling.copy_at),
+                          ("dossier", request.dossier, f"{spelling.at}.dossier")):  # fmt: skip
+        named = getattr(spelling, flag, "--dossier")
         seen: set[str] = set()
         for index, entry_id in enumerate(ids):
-            path = f"$.{flag}[{index}]"
+            path = f"{at}[{index}]"
             entry = by_id.get(entry_id)
             if entry_id in seen:
-                problems.append(Problem("fork-repeated", path, f"{entry_id} is named twice in --{flag}"))
+                problems.append(Problem("fork-repeated", path, f"{entry_id} is named twice in {named}"))
             seen.add(entry_id)
             if entry is None:
                 problems.append(Problem("unknown-entry", path, f"no entry {entry_id} in {parent['work_id']}"))
@@ -108,18 +125,22 @@ def check(parent: Mapping[str, Any], request: ForkRequest) -> list[Problem]:
                                         "only active entries are forked"))  # fmt: skip
             elif flag == "copy" and entry["kind"] not in COPYABLE:
                 problems.append(Problem("fork-copy-open", path, f"{entry_id} is an open {entry['kind']}: two works "
-                                        "would wait on one answer; --move it instead"))  # fmt: skip
+                                        f"would wait on one answer; {spelling.instead}"))  # fmt: skip
             elif flag == "dossier" and not any(f["gate"] == entry_id for f in parent["decision_dossier"]):
                 problems.append(Problem("unknown-dossier", path, f"{entry_id} has no decision dossier to copy"))
     for index, entry_id in enumerate(request.copy):
         if entry_id in request.move:
-            problems.append(Problem("fork-overlap", f"$.copy[{index}]", f"{entry_id} cannot both move and be copied"))
+            problems.append(Problem("fork-overlap", f"{spelling.copy_at}[{index}]",
+                                    f"{entry_id} cannot both be in {spelling.move} and {spelling.copy}"))  # fmt: skip
     return problems
 
 
-def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance) -> Forked:
-    """The child's genesis and the parent's next revision; refused with every problem when the fork is wrong."""
-    problems = check(parent, request)
+def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance, *, checked: bool = False,
+         notes: str = "") -> Forked:  # fmt: skip
+    """The child's genesis and the parent's next revision; refused with every problem when the fork is wrong.
+
+    `checked`: the caller (split) has checked the request its own way; `notes`: the child's first notes."""
+    problems = [] if checked else check(parent, request)
     if problems:
         raise Refusal("invalid-fork", f"the fork has {len(problems)} problem(s)", problems)
     child_work, child_revision, parent_revision = identities(parent, request)
@@ -152,7 +173,7 @@ def fork(parent: Mapping[str, Any], request: ForkRequest, prov: Provenance) -> F
         "next": deep_copy(request.next),
         "entries": given,
         "decision_dossier": dossier,
-        "notes": "",
+        "notes": notes,
         "notes_revision": 1,
         "decisions_revision": 1,
         "working_context": list(parent["working_context"]),
@@ -230,8 +251,18 @@ class Split(Record):
     second: ForkRequest
 
     def check(self, parent: Mapping[str, Any]) -> list[Problem]:
-        """What fork checks for each side, plus: every active entry is given somewhere, and once per side."""
-        problems = [*check(parent, self.first), *check(parent, self.second)]
+        """What fork checks for each side, in split's own flags and once each (an id given `--both` is in both
+        sides' requests), plus: every active entry is given somewhere, once per side, and each side gets one."""
+        problems: list[Problem] = []
+        for side, request in (("first", self.first), ("second", self.second)):
+            spelling = Spelling(f"--to-{side}", "--both", f"$.{side}", "$.both",
+                                "give it to one side instead (--to-first or --to-second)")  # fmt: skip
+            problems += [p for p in check(parent, request, spelling, require=False) if p not in problems]
+        active = [e["id"] for e in parent["entries"] if e["state"] == "active"]
+        for side, request in (("first", self.first), ("second", self.second)):
+            if active and not (request.move or request.copy):
+                problems.append(Problem("empty-fork", f"$.{side}", f"the {side} child gets no entry: give it one "
+                                        f"with --to-{side} or --both"))  # fmt: skip
         if self.first.child_slug == self.second.child_slug:
             problems.append(Problem("split-same-slug", "$.second", "the two children need two slugs"))
         given = set(self.first.move) | set(self.first.copy) | set(self.second.move) | set(self.second.copy)
@@ -255,8 +286,10 @@ def split(parent: Mapping[str, Any], request: Split, prov: Provenance) -> tuple[
     problems = request.check(parent)
     if problems:
         raise Refusal("invalid-fork", f"the split has {len(problems)} problem(s)", problems)
-    first = fork(parent, request.first, prov)
-    second = fork(parent, request.second, prov)
+    # A thread with nothing open (notes only, say) can still be split: each child then starts from its notes.
+    notes = "" if any(e["state"] == "active" for e in parent["entries"]) else str(parent["notes"])
+    first = fork(parent, request.first, prov, checked=True, notes=notes)
+    second = fork(parent, request.second, prov, checked=True, notes=notes)
     _, _, to_first = identities(parent, request.first)
     first_digest = request.first.digest_on(parent)
     after_first = moved_on(parent, set(request.first.move) | set(request.first.copy), first.child.record["work_id"],
