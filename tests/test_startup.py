@@ -41,6 +41,7 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           # the scan every intent goes through: its hand-written rules, the generated gitleaks table (data) and
           # how it searches a text
           "wheypoint.model.credential_hand", "wheypoint.model.credential_rules", "wheypoint.model.credential_text",
+          "wheypoint.model.credential_values", "wheypoint.model.pii",  # and the personal-data scan beside it
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.noteplace", "wheypoint.app.sessions",
           "wheypoint.store.sqlite.indexes",
