@@ -232,3 +232,11 @@ def test_no_prompt_of_the_corpus_is_taken_for_personal_data() -> None:
     prompts = [text for path in transcripts() for text in user_turns(path)]
     assert len(prompts) > 200
     assert [found(text) for text in prompts if scan_pii(text)] == []
+
+
+def test_a_refusal_that_quotes_its_input_never_echoes_personal_data(wp: Runner, tmp_path: Path) -> None:
+    number = grouped(card("4", 16, random.Random(16)), (4, 4, 4, 4), " ")
+    for args in (("show", number), ("log", f"card {number}"), ("resolve", number)):
+        done = wp(*args, cwd=tmp_path)
+        assert number not in done.stdout and number not in done.stderr, done.stdout
+        assert "[redacted pii-card-number]" in done.stdout, done.stdout

@@ -4,9 +4,10 @@ Every reply of every front door goes through here: the command line's answers an
 refusals and the hooks' answers. A refusal often quotes the input it refuses (an unknown flag, a ref that names
 no work, a key the contract does not define), so two things are done to it, in this one place:
 
-- credentials are redacted: the input may be a token pasted in the wrong place, and a reply is read by an agent
-  and kept in its transcript. The scan is the checkpoint's own (`credentials.scan_text`), so whatever the scan
-  would refuse in an intent never comes back in a refusal either;
+- credentials and personal data are redacted: the input may be a token or a card number pasted in the wrong
+  place, and a reply is read by an agent and kept in its transcript. The scans are the checkpoint's own
+  (`credentials.scan_text`, `pii.scan_pii`, both behind `pii.redact_spans`), so whatever an intent would be
+  refused for never comes back in a refusal either;
 - lone surrogates (from undecodable bytes, or `\\udXXX` escapes in JSON) are written as the visible text
   `\\udXXX`: UTF-8 cannot encode them, so printed as they are they end the process with a traceback, or (with
   the C locale's surrogateescape) put bytes on stdout that are not UTF-8, and strict JSON readers refuse them.
@@ -43,14 +44,15 @@ def _surrogates_visible(text: str) -> str:
 
 
 def scrub_text(text: str) -> str:
-    """A string fit for a refusal: credentials redacted (named by rule, never shown), lone surrogates made visible."""
+    """A string fit for a refusal: credentials and personal data redacted (named by rule, never shown), lone
+    surrogates made visible."""
     from wheypoint.model.canonical import surrogate_at
 
     if surrogate_at(text) is not None:
         text = _surrogates_visible(text)
-    from wheypoint.model.credentials import redact  # a refusal's cost only: answers never load the scan
+    from wheypoint.model.pii import redact_spans  # a refusal's cost only: answers never load the scans
 
-    return redact(text)
+    return redact_spans(text)[0]
 
 
 def excerpt(value: str, length: int = 60) -> str:
