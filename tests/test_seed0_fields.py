@@ -296,3 +296,17 @@ def test_a_generated_note_is_judged_on_its_authors_text_only() -> None:
     assert lines[numbered["style-sentences-per-line"] - 1].endswith("Cap at 30 s. Then retry once. (since r1)")
     assert lines[numbered["style-em-dash"] - 1] == "  Why: The gateway \u2014 it times out."
     assert lines[numbered["style-incomplete-sentence"] - 1] == "Read the spec first"
+
+
+def test_lint_checks_a_halt_against_the_blockers_the_note_lists() -> None:
+    intent = {"slug": "deploy", "orientation": "The deploy is mid-flight.", "next": {"move": "hold"},
+              "blockers": [{"text": "Staging is down."}]}  # fmt: skip
+    note = render(apply(None, require_valid(intent), PROV).record)
+    assert [f for f in lint_note(note) if f.code == "status-mismatch"] == []
+    # A halt whose blocker was cut from the note (its digest recomputed by hand) is caught without the record.
+    cut = "\n".join(line for line in note.split("\n") if not line.startswith("- `b-"))
+    from wheypoint.notes.render import note_digest
+
+    forged = cut.replace(cut.split("note_digest: ")[1].split("\n")[0], note_digest(cut))
+    [mismatch] = [f for f in lint_note(forged) if f.code == "status-mismatch"]
+    assert mismatch.detail == "the status is halt but the note lists no open blocker"

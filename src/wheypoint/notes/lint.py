@@ -182,10 +182,19 @@ def _generated_status(parsed: ParsedNote, record: Mapping[str, Any] | None) -> l
         return [finding("status-mismatch", "the status is gated but the note lists no gate")]
     if parsed.status_kind == "ok" and count:
         return [finding("status-mismatch", f"the status is ok but the Gates section lists {count} gate(s)")]
+    if parsed.status_kind == "halt" and (count or not _open_blockers(parsed)):
+        listed = f"the Gates section lists {count} gate(s)" if count else "the note lists no open blocker"
+        return [finding("status-mismatch", f"the status is halt but {listed}")]
     more = re.search(r"\(\+(\d+) more\)$", parsed.status_reason or "")
     if parsed.status_kind == "gated" and more and int(more.group(1)) + 1 != count:
         return [finding("status-mismatch", f"the status counts {int(more.group(1)) + 1} gates, the note lists {count}")]
     return []
+
+
+def _open_blockers(parsed: ParsedNote) -> int:
+    """How many blockers a generated note lists under `## Open entries` (a blocker's id starts `b-`)."""
+    section = parsed.find("^Open entries$")
+    return len([line for line in section.text.splitlines() if line.startswith("- `b-")]) if section else 0
 
 
 def _record_mismatch(pins: Mapping[str, Any], record: Mapping[str, Any]) -> list[str]:
