@@ -199,3 +199,23 @@ def test_a_thread_of_notes_alone_can_be_split(wp: Runner, repo: Path) -> None:
         record = wp("show", child["slug"], "--format", "json", cwd=repo).json["record"]
         assert record["notes"] == "The API half and the UI half."
         assert record["edges"][0]["kind"] == "forked_from"
+
+
+def test_export_without_out_keeps_the_bundle_out_of_git(wp: Runner, repo: Path, tmp_path: Path) -> None:
+    from conftest import git
+
+    assert wp(*FIRST, "--no-note", cwd=repo).code == 0
+    done = wp("export", "retry-backoff", cwd=repo)
+    assert done.code == 0, done.stdout
+    path = Path(done.json["path"])
+    assert path == repo / ".cheese" / "bundles" / "retry-backoff.bundle.json" and path.is_file()
+    assert not list(repo.glob("*.bundle.json"))  # nothing at the top, where `git add -A` takes it
+    git(repo, "add", "-A")
+    assert "bundle" not in git(repo, "status", "--porcelain"), git(repo, "status", "--porcelain")
+    again = wp("export", "--all", cwd=repo)  # a second export reuses the folder and its ignore file
+    assert again.code == 0 and Path(again.json["path"]).parent == path.parent
+    assert wp("import", str(path), cwd=repo).json["ok"]
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    elsewhere = wp("export", "retry-backoff", cwd=outside)  # no checkout: the current folder, as before
+    assert elsewhere.code == 0 and Path(elsewhere.json["path"]) == outside / "retry-backoff.bundle.json"

@@ -72,7 +72,7 @@ def export_bundle(ctx: Context, ref: str | None, out: str | None, *, all_works: 
             found = find_work(ctx, store, str(ref))
             work_ids, name = [found.work.work_id], found.work.slug
             said = found.said()
-        target = os.path.abspath(out or f"{name}.bundle.json")
+        target = os.path.abspath(out) if out else default_target(ctx, name)
         omitted = {key: 0 for key in OMITTABLE if not {"operator_directives": include_operator,
                                                         "local_references": include_local}[key]}  # fmt: skip
         revisions = write_bundle(store, work_ids, target, omitted, include_operator, include_local)
@@ -80,6 +80,29 @@ def export_bundle(ctx: Context, ref: str | None, out: str | None, *, all_works: 
         store.close()
     return {"path": target, "bundle_digest": revisions[1], "works": len(work_ids), "revisions": revisions[0],
             "omitted": omitted, **said}  # fmt: skip
+
+
+BUNDLES_SUBDIR = os.path.join(".cheese", "bundles")
+
+
+def default_target(ctx: Context, name: str) -> str:
+    """Where a bundle goes without `--out`: `.cheese/bundles/<name>.bundle.json` in a checkout, a folder that
+    ignores itself (so `git add -A` never commits a copy of the store), else `<name>.bundle.json` here."""
+    checkout = ctx.checkout
+    if checkout is None:
+        return os.path.abspath(os.path.join(ctx.cwd, f"{name}.bundle.json"))
+    from wheypoint.notes.files import IGNORE_ALL_TEXT, ignore_temps
+
+    folder = os.path.join(checkout.toplevel, BUNDLES_SUBDIR)
+    try:
+        if os.path.islink(folder) or os.path.islink(os.path.dirname(folder)):
+            raise OSError(0, "a symbolic link stands where the bundles' folder goes")
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise Refusal("bundle-unwritable", f"cannot make {folder}: {exc.strerror or exc}; name a file with --out"
+                      ) from None  # fmt: skip
+    ignore_temps(folder, IGNORE_ALL_TEXT)
+    return os.path.join(folder, f"{name}.bundle.json")
 
 
 def write_bundle(store: Store, work_ids: list[str], target: str, omitted: dict[str, int], operator: bool,

@@ -235,7 +235,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "works' whole revision chains as one canonical JSON bundle",
             (("work", "a slug or work id (or --all)"),),
             (Option("--all", "every work of the project (or, with filters below, those they select)"), *FILTERS,
-             Option("--out", "the bundle's path (default: <slug>.bundle.json here)", "FILE"),
+             Option("--out", "the bundle's path (default: .cheese/bundles/<slug>.bundle.json in a checkout, "
+                    "git-ignored; else <slug>.bundle.json here)", "FILE"),
              Option("--include-operator", "keep operator directives (left out by default)"),
              Option("--include-local", "keep references to this machine's files (left out by default)"),
              PROJECT, FORMAT),

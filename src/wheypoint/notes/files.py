@@ -139,8 +139,12 @@ IGNORE_FILE = ".gitignore"
 IGNORE_TEXT = "# temporary files of wheypoint writers killed mid-write\n.*.tmp\n"
 
 
-def ignore_temps(folder: str) -> None:
-    """Put the ignore file for writers' temporaries in a note folder that has none (a failure is harmless)."""
+# Written once into the folder of default export bundles: nothing there is for git (a bundle is a copy of the store).
+IGNORE_ALL_TEXT = "# wheypoint export's default bundles: copies of the store, never part of the checkout\n*\n"
+
+
+def ignore_temps(folder: str, text: str = IGNORE_TEXT) -> None:
+    """Put an ignore file (by default, for writers' temporaries) in a folder that has none (a failure is harmless)."""
     path = os.path.join(folder, IGNORE_FILE)
     if os.path.lexists(path):
         return
@@ -149,7 +153,7 @@ def ignore_temps(folder: str) -> None:
     except OSError:
         return
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-        handle.write(IGNORE_TEXT)
+        handle.write(text)
 
 
 def read_regular(path: str, limit: int = MAX_NOTE_BYTES) -> bytes:
