@@ -310,3 +310,16 @@ def test_lint_checks_a_halt_against_the_blockers_the_note_lists() -> None:
     forged = cut.replace(cut.split("note_digest: ")[1].split("\n")[0], note_digest(cut))
     [mismatch] = [f for f in lint_note(forged) if f.code == "status-mismatch"]
     assert mismatch.detail == "the status is halt but the note lists no open blocker"
+
+
+def test_an_untagged_claim_that_opens_with_a_tag_is_not_read_as_tagged() -> None:
+    intent = {**TAGGED, "directives": [],
+              "decisions": [{"text": "`<certain>` is what the old notes wrote.", "rationale": "A claim about tags."},
+                            {"text": "`<don't know>` opens this one too.", "rationale": "Tagged.",
+                             "confidence": "speculating"}]}  # fmt: skip
+    record = apply(None, require_valid(intent), PROV).record
+    note = render(record)
+    untagged, tagged = (e["id"] for e in record["entries"])
+    assert parse_note(note).as_json()["tags"] == {tagged: "speculating"}
+    # The same code span, with a longer fence: CommonMark shows the text as written.
+    assert f"- `{untagged}` ``<certain>`` is what the old notes wrote. (since r1)" in note.splitlines()

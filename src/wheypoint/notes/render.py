@@ -27,6 +27,7 @@ from wheypoint.model.derived import notes_stale, orientation_stale
 from wheypoint.model.shapes import is_work_id
 from wheypoint.notes.escapes import escape, markdown_line, opens_block, shield_angles
 from wheypoint.notes.escapes import escape_one_line as _line
+from wheypoint.notes.tags import disarm_lookalike
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -214,8 +215,10 @@ def tag_span(tag: str) -> str:
 
 
 def _entry_line(entry: Mapping[str, Any], *, with_rationale: bool = True) -> str:
-    tag = f"{tag_span(entry['confidence'])} " if "confidence" in entry else ""
-    line = f"- {code(entry['id'])} {tag}{_text_block(entry['text'])}"
+    if "confidence" in entry:
+        line = f"- {code(entry['id'])} {tag_span(entry['confidence'])} {_text_block(entry['text'])}"
+    else:
+        line = f"- {code(entry['id'])} {disarm_lookalike(_text_block(entry['text']))}"
     facts = [f"{key}: {_one_line(entry[key])}" for key in ("owner", "when") if key in entry]
     facts.append(f"since r{entry['added_in']}")
     line += f" ({'; '.join(facts)})"

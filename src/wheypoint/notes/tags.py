@@ -49,6 +49,16 @@ def entry_tags(sections: Iterable[tuple[str, str]]) -> dict[str, str]:
     return tags
 
 
+def disarm_lookalike(text: str) -> str:
+    """An untagged entry's rendered text that opens with a tag's code span (`` `<certain>` ... ``) gets a longer
+    fence for it (``` ``<certain>`` ```): CommonMark shows the same span, and `entry_tags` no longer reads a tag."""
+    for tag in CONFIDENCE_TAGS:
+        span = f"`<{tag}>`"
+        if text.startswith(span) and not text.startswith(span + "`"):
+            return f"`{span}`{text[len(span):]}"
+    return text
+
+
 def has_tag(text: str) -> bool:
     """Whether a claim carries a calibrated tag in any form a hand-written note writes it."""
     return _ANY_TAG.search(text) is not None
