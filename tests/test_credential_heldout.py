@@ -78,10 +78,10 @@ ISSUE_MISSES = [
     ("tailscale-key", "ts" + "key-auth-k" + _r(7, ALNUM, 10) + "CNTRL-" + _r(8, ALNUM, 32)),
     ("tailscale-key", "export TS_API_KEY=ts" + "key-api-k" + _r(9, ALNUM, 10) + "CNTRL-" + _r(10, ALNUM, 32)),
     ("tailscale-key", "use ts" + "key-client-k" + _r(11, ALNUM, 10) + "CNTRL-" + _r(12, ALNUM, 32) + " for the runner"),
-    ("password-flag", "curl -u admin:" + PW + " https://es.internal:9200/_cat/indices"),
+    ("curl-user", "curl -u admin:" + PW + " https://es.internal:9200/_cat/indices"),
     ("curl", "curl -s --user 'ci-bot:" + PW + "' https://nexus.acme.io/service/rest/v1/status"),
-    ("password-flag", '{"cmd": "curl --user=\\"ops:' + PW + '\\" http://localhost:8080/api/json"}'),
-    ("password-flag", "curl -u ops:-" + PW + " http://localhost"),  # a password may start with a hyphen
+    ("curl-user", '{"cmd": "curl --user=\\"ops:' + PW + '\\" http://localhost:8080/api/json"}'),
+    ("curl-user", "curl -u ops:-" + PW + " http://localhost"),  # a password may start with a hyphen
     ("docker-hub-pat", "the docker hub PAT ended up being dck" + "r_pat_" + _r(13, B64URL, 27)),
     ("docker-hub-pat", "echo dck" + "r_pat_" + _r(14, B64URL, 27) + " | docker login -u acme --password-stdin"),
     ("supabase-secret-key", "Rotated the supabase key. New one: sb" + "_secret_" + _r(15, B64URL, 31)),
@@ -286,4 +286,77 @@ def test_each_class_the_fresh_run_missed_is_found(templates: tuple[str, ...]) ->
     ],
 )
 def test_the_new_classes_leave_code_and_variables_alone(text: str) -> None:
+    assert scan_text(text) == []
+
+
+# --- issue 20 §4, third pass: the classes the fifth pack's one run missed, generated (other templates and names) --
+
+# markdown emphasis around a secret's name or its link
+EMPHASIS = ("**{K}**: {V}", "*{K}:* {V}", "***{K}*** = {V}", "- **{K}** → {V}")
+# the value first, then the name in parentheses
+PAREN_AFTER = ("try {V} (our {K})", "{V} (it's the {K} for staging)", "new one: {V} (the {K}, rotated today)")
+# a question whose link is "is it" / "was it"
+IS_IT = ("the {K} for prod? is it {V}", "what was the {K} again? was it '{V}'", '{K} - now? is it "{V}" still')
+# an aside in parentheses between the name and the value
+ASIDE = ("{K} (set up by IT in 2023, nobody rotated it) {V}", "the {K} (prod) {V}", "{K} (see the runbook): {V}")
+# names a sentence gives a secret that the scan did not read as one: "... pass", "... app key", "... fernet key"
+NEW_NAMES = ("wifi pass", "mail app key", "fernet key", "root pass", "app key", "shared key")
+NAMED_NEW = ("the {K} is {V}", "{K}: {V}", "the {K} we use: {V}")
+
+
+def _named_cases(templates: tuple[str, ...], names: tuple[str, ...] = NAMES) -> list[tuple[str, str]]:
+    out = []
+    for i, template in enumerate(templates * 8):
+        value = _pick(2000 + i)
+        out.append((template.format(K=names[i % len(names)], V=value), value))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("templates", "names"),
+    [(EMPHASIS, NAMES), (PAREN_AFTER, NAMES), (IS_IT, NAMES), (ASIDE, NAMES), (NAMED_NEW, NEW_NAMES)],
+    ids=["emphasis", "paren-after", "is-it", "aside", "new-names"],
+)
+def test_each_class_the_fifth_run_missed_is_found(templates: tuple[str, ...], names: tuple[str, ...]) -> None:
+    missed = []
+    for text, value in _named_cases(templates, names):
+        start = text.index(value)
+        if not any(h.start < start + len(value) and h.end > start for h in scan_text(text)):
+            missed.append(text)
+    assert not missed, missed
+
+
+# the formats the fifth run missed: a subscript assignment, a name/data pair, curl's user:password whatever the
+# password starts with (the gitleaks curl rule allow-lists `user:x...`, `user:*...`), a %XX% inside a password
+SUBSCRIPT = ('os.environ["API_TOKEN"] = "{V}"', "ENV['DB_PASSWORD'] = '{V}'", "$_ENV['APP_SECRET'] = '{V}';")
+DATA_PAIR = ('{{"id": "db_password", "data": "{V}"}}', '[{{"key": "API_TOKEN", "data": "{V}"}}]')
+CURL = ("curl -u 'ops:x{V}' https://ci.internal", 'curl --user="bot:*{V}" http://localhost:9000', "curl -u a:{V}%AB%c")
+
+
+@pytest.mark.parametrize("templates", [SUBSCRIPT, DATA_PAIR, CURL], ids=["subscript", "data-pair", "curl"])
+def test_each_format_the_fifth_run_missed_is_found(templates: tuple[str, ...]) -> None:
+    missed = []
+    for i, template in enumerate(templates * 6):
+        value = _r(3000 + i, ALNUM, 20)
+        text = template.format(V=value)
+        start = text.index(value)
+        if not any(h.start < start + len(value) and h.end > start for h in scan_text(text)):
+            missed.append(text)
+    assert not missed, missed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "make the tests pass: run pytest -q",
+        "the key (see models.py) UserProfile2 is fine",
+        "3f786850e387550fdab836ed7e6dc881de23001b (the token refresh commit)",
+        "is the password field required? is it optional_field_2",
+        "**token**: the one from the env file",
+        "if (app_key) { return secret_store(app_key); }",
+        "    pass  # nothing to do for the session key",
+        'os.environ["API_TOKEN"] = os.environ["FALLBACK_TOKEN"]',
+    ],
+)
+def test_the_fifth_run_classes_leave_code_and_prose_alone(text: str) -> None:
     assert scan_text(text) == []

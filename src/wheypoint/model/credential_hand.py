@@ -33,15 +33,20 @@ _ASSIGN_KEYWORDS = (
     r"pass(?:word|wd)|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key"
 )
 
-# What a sentence calls a secret: a password, a token, a key named by what it does ("the HMAC key").
+# What a sentence calls a secret: a password (a bare "pass" only after a word naming what it opens: "db pass",
+# never Python's `pass`), a token, a key named by what it does or opens ("the HMAC key", "the app key").
 _PROSE_KEYWORDS = (
-    r"pass(?:word|wd|phrase|code)|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|psk\b|secret|token|credentials?|creds\b"
-    r"|(?:api|access|secret|private|hmac|encryption|signing|master|license|unseal|decryption|session|webhook)"
-    r"[ _-]?key"
+    r"pass(?:word|wd|phrase|code)|(?<=[A-Za-z0-9][ _])pass(?![A-Za-z0-9])|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|psk\b"
+    r"|secret|token|credentials?|creds\b"
+    r"|(?:api|access|secret|private|hmac|encryption|signing|master|license|unseal|decryption|session|webhook"
+    r"|app|fernet|aes|recovery|root|admin|shared|account|storage|service|cookie|jwt)[ _-]?key"
 )
 
 # Words that link a name to its value in a sentence: "the X we use in prod: V", "the X ended up being V".
-_LINKS = r"is|are|was|were|be|being|been|becomes|became|to|now|value|equals|reads|it's|that's|with|using|use"
+# ("is it", "was it": a question, "the X again? is it V")
+_LINKS = (
+    r"is it|was it|is|are|was|were|be|being|been|becomes|became|to|now|value|equals|reads|it's|that's|with|using|use"
+)
 
 # Nouns that say the value named next is something else than the secret: "the token's commit is 3f9a...".
 RENAMING = frozenset(
@@ -167,9 +172,12 @@ def value_group(m: re.Match[str]) -> str:
 
 def _check_password_flag(m: re.Match[str]) -> bool:
     value = m.group(value_group(m))
-    if value_group(m) == "v5":  # curl's user:password: a password may start with a hyphen
-        return len(value) >= 6 and not is_placeholder_password(m.group("u5"), value)
     return len(value) >= 6 and not value.startswith("-") and not is_placeholder_password("", value)
+
+
+def _check_curl_user(m: re.Match[str]) -> bool:
+    """curl's user:password: 6+ characters (it may start with a hyphen), not a placeholder, not the user."""
+    return len(m.group("v")) >= 6 and not is_placeholder_password(m.group("u"), m.group("v"))
 
 
 def _is_password_name(name: str) -> bool:
@@ -184,14 +192,15 @@ def _renamed(words: str) -> bool:
 
 def _check_prose(m: re.Match[str]) -> bool:
     value = m.group("v")
-    if _renamed(m.group("g") or ""):
+    if _renamed((m.group("g") or "") + " " + (m.group("a") or "")):
         return False
     if is_placeholder_password("", value):
         return False
     if _is_password_name(m.group("k")):
         return looks_like_password(value)
-    # a value linked to the name ("is", ":", "=") may be a chosen one; one that follows the name bare must be random
-    linked = m.group("l") is not None or m.group("l2") is not None
+    # a value linked to the name ("is", ":", "=", an aside between) may be a chosen one; one that follows the name
+    # bare must be random
+    linked = m.group("l") is not None or m.group("l2") is not None or m.group("a") is not None
     return looks_random(value, min_len=12) or (linked and _chosen(value))
 
 
@@ -204,6 +213,8 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
         word = re.match(r"[ \t]+([A-Za-z]+)", m.string[m.end() : m.end() + 30])
         if word and word.group(1).lower() not in _AFTER_NAME:
             return False
+    if m.groupdict().get("lp") and _renamed(re.split(r"[),;]", m.string[m.end() : m.end() + 60], maxsplit=1)[0]):
+        return False  # "V (the token refresh commit)": the parentheses name it as something else
     if _is_password_name(m.group("k")):
         return looks_like_password(value)
     return looks_random(value, min_len=12) or _chosen(value)
@@ -340,6 +351,14 @@ PATTERNS: tuple[tuple[str, str, Validator], ...] = (
     ("notion-token", r"(?P<v>ntn_[A-Za-z0-9]{40,})" + _NAH, _check_token_body),
     ("flyio-token", r"(?P<v>FlyV1[ \t]+fm[0-9][a-z]?_[A-Za-z0-9+/=_,-]{40,})", _always),
     ("okta-api-token", r"SSWS[ \t]+(?P<v>[A-Za-z0-9_-]{20,})" + _NAH, _check_okta),
+    (
+        # curl -u user:password / --user=user:password, quoted or not, JSON-escaped quotes too.  Before the gitleaks
+        # rules: their curl rule allow-lists any password starting with x, *, test, pass or token (its allow-list
+        # patterns are not anchored), and an allow-listed finding claims its text.
+        "curl-user",
+        r"\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)(?:[ \t]+|=)\\?['\"]?(?P<u>[^\s:'\"\\]{1,64}):(?P<v>[^\s'\"\\]+)",
+        _check_curl_user,
+    ),
 )
 
 # The generic rules run after the gitleaks rules: a specific format found at the same place wins.
@@ -359,8 +378,9 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         "high-entropy-assignment",
         # NAME=value, NAME: value; a name/value pair ({"name": "NAME", "value": ...}, "- name: NAME" then
         # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value, ... --name NAME --value value)
-        r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?[ \t]*"
-        r"(?::=|=>|<-|=|:|,[ \t]*[\"']?(?i:value)[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:"
+        # (a subscript too: os.environ["NAME"] = value; and a name/data pair: {"id": "NAME", "data": ...})
+        r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?\]?[ \t]*"
+        r"(?::=|=>|<-|=|:|,[ \t]*[\"']?(?i:value|data)[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:"
         r"|[ \t]+(?:--body|-b|--value)(?:[ \t]+|=))[ \t]*"
         r"(?:[>|][-+]?[ \t]*\r?\n[ \t]*)?"  # a YAML block scalar: the value on the next line
         r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
@@ -372,9 +392,7 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p(?P<q1>['\"]?)(?P<v1>[^\s'\"]+)(?P=q1)"
         r"|\bsshpass\s+-p\s*(?P<q2>['\"]?)(?P<v2>[^\s'\"]+)(?P=q2)"
         r"|--password[= ](?P<q3>['\"]?)(?P<v3>[^\s'\"]+)(?P=q3)"
-        r"|\bdocker\s+login\b[^\n]{0,200}?\s-p\s+(?P<q4>['\"]?)(?P<v4>[^\s'\"]+)(?P=q4)"
-        # curl -u user:password / --user=user:password, quoted or not, JSON-escaped quotes too
-        r"|\bcurl\b[^\n]{0,200}?[ \t](?:-u|--user)(?:[ \t]+|=)\\?['\"]?(?P<u5>[^\s:'\"\\]{1,64}):(?P<v5>[^\s'\"\\]+))",
+        r"|\bdocker\s+login\b[^\n]{0,200}?\s-p\s+(?P<q4>['\"]?)(?P<v4>[^\s'\"]+)(?P=q4))",
         _check_password_flag,
     ),
     (
@@ -382,14 +400,16 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # a sentence naming a secret, then up to ten words and a link ("is", ":", "=", "ended up being", "->"), then
         # the value: "the root password is ...", "the db password we use in prod: ...".  With no link, the value
         # must follow the name at once ("twilio token 3f9a...").  A value on the next line after the link counts.
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!)\]]?"
+        # (markdown emphasis may close after the name or after its link: "**db password:** ...", "**token**: ...";
+        # an aside in parentheses may stand between the name and the rest: "the X (set up last year) ...")
+        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!)\]]?\*{0,3}(?P<a>[ \t]+\([^()\n]{1,80}\))?"
         # (a link is a word, or a sign with a space after it: `key:value` and `a=b` are code, not a sentence)
-        r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))[ \t]*"
+        r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))\*{0,3}[ \t]*"
         # (each word taken whole, as an atomic group would: a lookahead, then a reference to what it saw)
         r"|(?P<g>(?:[ \t]*[,;:]?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){0,10}?)"
         r"(?P<l2>[ \t]*(?::|(?<![=!<>])=(?!=)|->|=>|→|—|–)(?=\s)|[ \t]+(?i:" + _LINKS + r"|-)(?![\w-])"
         r"|[ \t]*(?=\r?\n[ \t]*[^\s]{8,}[ \t]*(?:\r?\n|$)))"  # or the line ends and the value is the next line
-        r"[ \t]*(?:\r?\n[ \t]*)?"
+        r"\*{0,3}[ \t]*(?:\r?\n[ \t]*)?"
         r"|[?!)]?[ \t]+)"
         r"(?P<q>[\"'`]?)"
         r"(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
@@ -399,7 +419,9 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         "prose-secret-after",
         # the value first, the name after: "use ... as the root pw", "..., that's the signing secret"
         r"(?<![^\s\"'`(\[])(?P<q>[\"'`]?)(?P<v>[^\s\"'`]{8,}?)(?P=q)[,;]?"
-        r"(?P<g>(?:[ \t]+[^\s]{1,20}){0,4}?)[ \t]+(?P<lk>(?i:is|as|was|it's|it is|that's|that is|for))[ \t]+"
+        # (or the name in parentheses after it: "... (the signing secret, rotated today)", "... (that's our db pw)")
+        r"(?P<g>(?:[ \t]+[^\s]{1,20}){0,4}?)[ \t]+"
+        r"(?:\(?(?P<lk>(?i:is|as|was|it's|it is|that's|that is|for))[ \t]+|(?P<lp>\())"
         r"(?:(?i:the|my|our|your|a|an|his|her|their)[ \t]+)?(?:[\w.'’-]{1,20}[ \t]+){0,3}?"
         r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?![A-Za-z])",
         _check_prose_reversed,

@@ -48,7 +48,7 @@ CHAIN_SRC = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+;?$"  # code: a member chai
 _PLACEHOLDER_SRC = (
     r"(?i:example|dummy|placeholder|change[-_]?me|redacted|(?<![A-Za-z0-9])your[-_])"
     r"|<[^<>]*>"
-    r"|\$\{|^\$[A-Za-z_]|^\{[^{}\s]+\}|%(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%|\{\{|\}\}|^\{[A-Za-z0-9_.]*\}$"
+    r"|\$\{|^\$[A-Za-z_]|^\{[^{}\s]+\}|%(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)%(?![A-Za-z0-9])|\{\{|\}\}|^\{[A-Za-z0-9_.]*\}$"
     r"|%(?:\([A-Za-z0-9_]+\))?s"
     r"|[xX*0]{8,}|[xX*]{4,}$|^[*•]+$|^[xX]{3}$"  # masked: user:***@host
     r"|\.\.\.|…"

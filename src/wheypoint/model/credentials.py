@@ -79,6 +79,7 @@ RULES: tuple[tuple[str, str], ...] = (
     ("notion-token", "Notion integration secret: ntn_ and 40+ letters and digits."),
     ("flyio-token", "Fly.io token: FlyV1 fm1_/fm2_... macaroons."),
     ("okta-api-token", "Okta API token in its header scheme: SSWS <token>."),
+    ("curl-user", "A password in curl's -u user:password / --user=user:password (quoted or not)."),
     ("authorization-header", "HTTP Authorization header with a Bearer, Basic or Token credential."),
     ("url-password", "URL with an embedded password: scheme://user:password@host (user@host alone is fine)."),
     (
@@ -155,8 +156,9 @@ _COMMON_WORDS = frozenset(
 # as "session" or "master" are looked for only as part of the name ("session key", "master_key").
 _PROSE_NEEDLES = (
     "pass", "pwd", "pw", "psk", "secret", "token", "api", "access", "credential", "creds", "hmac", "encryption",
-    "signing", "license", "unseal", "decryption",
-    *(f"{word}{sep}key" for word in ("private", "session", "master", "webhook") for sep in (" ", "_", "-", "")),
+    "signing", "license", "unseal", "decryption", "fernet", "recovery", "cookie", "jwt",
+    *(f"{word}{sep}key" for word in ("private", "session", "master", "webhook", "app", "aes", "root", "admin", "shared",
+                                     "account", "storage", "service") for sep in (" ", "_", "-", "")),
 )  # fmt: skip
 
 # Hand-written rules: literal strings (lower case), one of which must occur for the rule to be able to match.
@@ -191,6 +193,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "notion-token": ("ntn_",),
     "flyio-token": ("flyv1",),
     "okta-api-token": ("ssws",),
+    "curl-user": ("curl",),
     "authorization-header": ("authorization",),
     "url-password": ("://",),
     "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private"),
@@ -221,6 +224,7 @@ _ANCHORED = frozenset(
         "notion-token",
         "flyio-token",
         "okta-api-token",
+        "curl-user",
     }
 )
 
@@ -382,7 +386,7 @@ def _ending_at(pattern: re.Pattern[str], text: str, at: int) -> Iterator[re.Matc
     if not _LINK_BEFORE:
         import re
 
-        _LINK_BEFORE.append(re.compile(r"(?i:\b(?:is|as|was|it's|that's|that is|it is|for)[ \t])"))
+        _LINK_BEFORE.append(re.compile(r"(?i:\b(?:is|as|was|it's|that's|that is|it is|for)[ \t]|[ \t]\()"))
     lo = max(text.rfind("\n", 0, at) + 1, at - _BEFORE)
     if _LINK_BEFORE[0].search(text, lo, at) is None:
         return iter(())
