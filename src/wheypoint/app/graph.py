@@ -3,7 +3,7 @@
 `graph` walks the edges index outwards from a work (its own edges, and the works that point at it), to
 `--depth` steps, and renders what it found as Mermaid (which GitHub and most Markdown viewers draw), Graphviz
 DOT or JSON. Gated works are marked; a reference that is not a work of the store is drawn as a plain node.
-A fork is drawn once, parent to child, though both records carry an edge for it.
+A fork or a join is drawn once, parent to child, though both records carry an edge for it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 FORMATS = ("mermaid", "dot", "json")
 MAX_DEPTH = 5
 MAX_NODES = 200
+# Both ends of a fork and of a join carry an edge (forked_to and forked_from, joined_into and joined_from): each
+# is drawn once, from the parent's side.
+_DRAWN_FROM_THE_OTHER_END = ("forked_from", "joined_from")
 
 
 def diff_revisions(ctx: Context, ref: str, first: str | None, second: str | None) -> dict[str, Any]:
@@ -93,7 +96,7 @@ def _walk(store: Store, start: str, depth: int) -> tuple[list[dict[str, Any]], l
                 continue
             for edge in record["edges"]:
                 target = _work_of(store, edge["ref"], record["project_key"])
-                if edge["kind"] == "forked_from":  # drawn once, from the parent's forked_to
+                if edge["kind"] in _DRAWN_FROM_THE_OTHER_END:  # drawn once, from the parent's forked_to/joined_into
                     if target:
                         following.append(target)
                     continue
@@ -105,7 +108,7 @@ def _walk(store: Store, start: str, depth: int) -> tuple[list[dict[str, Any]], l
                     nodes[other] = {"id": other, "slug": other, "kind": "ref", "status": "", "gated": False,
                                     "level": level + 1}  # fmt: skip
             for back in store.backlinks(work):
-                if back.kind != "forked_from":
+                if back.kind not in _DRAWN_FROM_THE_OTHER_END:
                     edges[(back.work_id, work_id, back.kind)] = {"from": back.work_id, "to": work_id, "kind": back.kind}
                 following.append(back.work_id)
         frontier = [w for w in dict.fromkeys(following) if w not in nodes]

@@ -12,13 +12,14 @@ import os
 
 from wheypoint.app.context import Context, note_path_named, place_of
 from wheypoint.app.links import backlinks
-from wheypoint.app.lookup import exact_matches, suggestions
+from wheypoint.app.lookup import exact_matches, suggestions, work_named
 from wheypoint.app.trust import gate_findings, git_findings, lineage_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from wheypoint.store.base import Store
@@ -128,6 +129,16 @@ def _resolve_path(ctx: Context, store: Store, path: str) -> Resolved:
                     "path", path, note=path)  # fmt: skip
 
 
+def _head_of(store: Store, work: WorkRef) -> Callable[[str], dict[str, Any] | None]:
+    """A successor's head record by the ref an edge holds (None when it names no work of the store)."""
+
+    def head(ref: str) -> dict[str, Any] | None:
+        found = work_named(store, ref, work.project_key)
+        return store.record(found.work_id) if found else None
+
+    return head
+
+
 def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: str | None = None) -> Resolved:
     """The answer for one found work: its findings against the checkout it belongs to (see `place_of`)."""
     record = store.record(work.work_id)
@@ -135,7 +146,7 @@ def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, 
         raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
     place = place_of(ctx, work)
     note = note or place.note_path
-    findings = gate_findings(record, store.revisions(work.work_id)) + lineage_findings(record)
+    findings = gate_findings(record, store.revisions(work.work_id)) + lineage_findings(record, _head_of(store, work))
     findings += note_findings(record, note)
     if place.checkout is None and place.checkout_path is not None:
         findings.append(Finding("checkout-missing", ADVISORY, f"written in {place.checkout_path}, which is not a "

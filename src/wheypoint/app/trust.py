@@ -17,6 +17,7 @@ from wheypoint.notes.render import carries_own_digest, render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from wheypoint.app.workspace import Checkout
@@ -36,15 +37,61 @@ def gate_findings(record: dict[str, Any], revisions: list[dict[str, Any]]) -> li
     return found
 
 
-def lineage_findings(record: dict[str, Any]) -> list[Finding]:
-    """Where a fork took this work's entries: each child, and whether anything is left to resume here."""
-    children = [edge["ref"] for edge in record["edges"] if edge["kind"] in ("forked_to", "joined_into")]
-    found = [Finding("forked-to", ADVISORY, f"entries were moved to {child} by a fork or a join") for child in children]
-    moved = any(entry["state"] == "moved" for entry in record["entries"])
-    if children and moved and not any(entry["state"] == "active" for entry in record["entries"]):
+# How far `lineage_findings` follows successors that were themselves forked or joined away.
+MAX_LINEAGE_STEPS = 8
+
+
+def lineage_findings(record: dict[str, Any], head_of: Callable[[str], dict[str, Any] | None]) -> list[Finding]:
+    """Where a fork or a join took this work's entries, and where to resume when nothing is left here.
+
+    Each `forked_to` edge is a `forked-to` finding and each `joined_into` edge a `joined-into` one. When every
+    active entry was moved away, `superseded-by-fork` names the works to resume from: the successors that still
+    hold work, found by following (through `head_of`, a work's head by its ref) any successor that was itself
+    moved on, so a child since joined into another work is not offered, the work it was joined into is.
+    """
+    found = [Finding("forked-to" if edge["kind"] == "forked_to" else "joined-into", ADVISORY,
+                     f"entries were moved to {edge['ref']} by a fork" if edge["kind"] == "forked_to"
+                     else f"this work was joined into {edge['ref']}")
+             for edge in record["edges"] if edge["kind"] in _ONWARD]  # fmt: skip
+    if found and _moved_on(record):
+        places = _resume_places(record, head_of)
         found.append(Finding("superseded-by-fork", GATING, "every active entry was moved away by a fork or a join: "
-                             f"resume from {' or '.join(children)}"))  # fmt: skip
+                             f"resume from {' or '.join(places)}"))  # fmt: skip
     return found
+
+
+_ONWARD = ("forked_to", "joined_into")
+
+
+def _moved_on(record: dict[str, Any]) -> bool:
+    """Whether a fork or a join took every active entry of the work away (something moved, nothing active)."""
+    entries = record["entries"]
+    return any(e["state"] == "moved" for e in entries) and not any(e["state"] == "active" for e in entries)
+
+
+def _resume_places(record: dict[str, Any], head_of: Callable[[str], dict[str, Any] | None]) -> list[str]:
+    """The successors to resume from: each onward ref, or where it went on to when it moved on in turn."""
+    places: list[str] = []
+    seen = {record["work_id"]}
+    frontier = [edge["ref"] for edge in record["edges"] if edge["kind"] in _ONWARD]
+    for _ in range(MAX_LINEAGE_STEPS):
+        following: list[str] = []
+        for ref in frontier:
+            head = head_of(ref)
+            if head is None or head["work_id"] in seen:
+                places += [ref] if head is None else []
+                continue
+            seen.add(head["work_id"])
+            onward = [edge["ref"] for edge in head["edges"] if edge["kind"] in _ONWARD]
+            if onward and _moved_on(head):
+                following += onward
+            else:
+                places.append(f"{head['slug']} ({ref})")
+        frontier = following
+        if not frontier:
+            break
+    places += frontier  # past the last step: named as they are
+    return list(dict.fromkeys(places))
 
 
 def note_findings(record: dict[str, Any], note: str) -> list[Finding]:
