@@ -41,7 +41,8 @@ def test_join_unions_entries_keeps_one_decision_and_moves_both_parents_on(wp: Ru
     assert joined["working_context"][0].startswith("a.py:1@")
     note = Path(done.json["joined"]["note_path"]).read_text(encoding="utf-8")
     preamble = note.split("\n\n")[0]
-    assert f"parents: [wheypoint:acme-shop/{joined['edges'][0]['ref'].rpartition('/')[2]}, " in preamble
+    assert "parents: [alpha, gamma]" in preamble.split("\n")  # by slug; the refs are in Lineage
+    assert f"- parent: {joined['edges'][0]['ref']} at `{alpha['revision']}` (joined in r1)" in note
     assert "(joined in r1)" in note and wp("lint", done.json["joined"]["note_path"], cwd=repo).json["ok"]
     # Both parents are moved on: nothing active, a joined_into edge, and resolve sends a resumer to the join.
     for slug in ("alpha", "gamma"):
