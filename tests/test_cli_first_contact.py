@@ -43,11 +43,15 @@ def _on_a_terminal(argv: list[str], cwd: Path, home: Path) -> tuple[int, str]:
     return done.returncode, seen.decode("utf-8")
 
 
-def test_bare_wheypoint_shows_the_command_list(wp: Runner) -> None:
-    reply = wp()
-    assert reply.code == 2 and reply.stdout.startswith("usage: wheypoint")
+def test_bare_wheypoint_shows_the_command_list(wp: Runner, tmp_path: Path) -> None:
+    code, seen = _on_a_terminal([], tmp_path, tmp_path / "home")  # a person: the list, as --help shows it
+    assert code == 2 and seen.startswith("usage: wheypoint") and "wheypoint: refused" not in seen
     for name in ("checkpoint", "show", "resolve", "list", "snapshot"):
-        assert f"\n  {name} " in reply.stdout
+        assert f"\n  {name} " in seen.replace("\r\n", "\n")
+    reply = wp()  # a program: still one JSON document, naming every command and where help is
+    error = reply.json["error"]
+    assert reply.code == 2 and error["code"] == "usage" and "wheypoint --help" in error["message"]
+    assert all(name in error["message"] for name in ("checkpoint", "show", "resolve", "list", "snapshot"))
 
 
 def test_a_refusal_on_a_terminal_is_printed_once(repo: Path, tmp_path: Path) -> None:

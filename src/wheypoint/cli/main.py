@@ -428,8 +428,10 @@ def _global_options(argv: list[str]) -> list[str]:
 
 def _run(argv: list[str]) -> int:
     if not argv:  # a person's first call: the command list, as `--help` shows it (exit 2: no command was named)
-        print(overview())
-        return 2
+        if sys.stdout.isatty():
+            print(overview())
+            return 2
+        raise usage("name a command (`wheypoint --help` says what each does): " + ", ".join(BY_NAME))
     if argv[0] in ("-h", "--help", "help"):
         topic = BY_NAME.get(argv[1]) if len(argv) > 1 and argv[0] == "help" else None
         print(_help(topic) if topic else overview())
