@@ -201,8 +201,13 @@ def test_held_out_prefix_less_secrets_reach_90_percent(pack: str) -> None:
 
 # The packs written last and run once each (docs/credentials.md), with the figures of that one run: below the goals
 # in part, they must not drop. fresh: 1,157 credentials at 99.4%, 400 sentences at 77.8%; fourth (after the second
-# pass): 1,212 at 99.0%, 400 at 66.5%.
-@pytest.mark.parametrize(("pack", "formats", "sentences"), [("fresh", 1150, 311), ("fourth", 1200, 266)])
+# pass): 1,212 at 99.0%, 400 at 66.5%.  Third pass: fifth's one run found 1,148 of 1,157 and 193 of 400 (48.2%);
+# after the fixes made on its misses it finds 1,157 and 387, and its floor sits a little under those; sixth, run once
+# after those fixes and never fixed on, found 1,149 of 1,157 (99.3%) and 191 of 400 (47.8%).
+@pytest.mark.parametrize(
+    ("pack", "formats", "sentences"),
+    [("fresh", 1150, 311), ("fourth", 1200, 266), ("fifth", 1150, 380), ("sixth", 1145, 188)],
+)
 def test_a_pack_run_once_holds_its_first_measured_figures(pack: str, formats: int, sentences: int) -> None:
     heldout = _heldout()
     cases = heldout.format_cases(pack, heldout.SEEDS[pack], 1)  # type: ignore[attr-defined]
@@ -356,6 +361,10 @@ def test_each_format_the_fifth_run_missed_is_found(templates: tuple[str, ...]) -
         "if (app_key) { return secret_store(app_key); }",
         "    pass  # nothing to do for the session key",
         'os.environ["API_TOKEN"] = os.environ["FALLBACK_TOKEN"]',
+        # "pass" as a verb (site-packages lines the first version of the bare "pass" name flagged)
+        "Command line arguments to pass to :py:func:`pytest.main`.",
+        "# Specific for !Ref AWS::NoValue, no callback even for pass_if_null=True",
+        "make sure the tests pass: tox -e py311-django42",
     ],
 )
 def test_the_fifth_run_classes_leave_code_and_prose_alone(text: str) -> None:

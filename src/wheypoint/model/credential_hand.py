@@ -36,7 +36,7 @@ _ASSIGN_KEYWORDS = (
 # What a sentence calls a secret: a password (a bare "pass" only after a word naming what it opens: "db pass",
 # never Python's `pass`), a token, a key named by what it does or opens ("the HMAC key", "the app key").
 _PROSE_KEYWORDS = (
-    r"pass(?:word|wd|phrase|code)|(?<=[A-Za-z0-9][ _])pass(?![A-Za-z0-9])|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|psk\b"
+    r"pass(?:word|wd|phrase|code)|(?<=[A-Za-z0-9][ _])pass(?![A-Za-z0-9_])|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|psk\b"
     r"|secret|token|credentials?|creds\b"
     r"|(?:api|access|secret|private|hmac|encryption|signing|master|license|unseal|decryption|session|webhook"
     r"|app|fernet|aes|recovery|root|admin|shared|account|storage|service|cookie|jwt)[ _-]?key"
@@ -190,8 +190,26 @@ def _renamed(words: str) -> bool:
     return any(word.strip(".,:;!?()'`\"").lower() in RENAMING for word in words.split())
 
 
+# Words after which "pass" is the verb, not a password's name: "arguments to pass to ...", "tests pass", "for pass_if".
+_VERB_BEFORE_PASS = frozenset(
+    {"to", "for", "and", "or", "not", "will", "would", "should", "can", "could", "must", "may", "might", "shall",
+     "do", "does", "did", "don't", "doesn't", "didn't", "won't", "it", "they", "we", "you", "i", "that", "which",
+     "then", "also", "just", "never", "always", "tests", "test", "checks", "check", "builds", "please", "a"}
+)  # fmt: skip
+
+
+def _verb_pass(m: re.Match[str]) -> bool:
+    """True when the name matched is a bare "pass" that the word before it makes a verb."""
+    if m.group("k").lower() != "pass":
+        return False
+    before = m.string[max(0, m.start("k") - 20) : m.start("k")].replace("_", " ").split()
+    return not before or before[-1].lower() in _VERB_BEFORE_PASS
+
+
 def _check_prose(m: re.Match[str]) -> bool:
     value = m.group("v")
+    if _verb_pass(m):
+        return False
     if _renamed((m.group("g") or "") + " " + (m.group("a") or "")):
         return False
     if is_placeholder_password("", value):
@@ -207,6 +225,8 @@ def _check_prose(m: re.Match[str]) -> bool:
 def _check_prose_reversed(m: re.Match[str]) -> bool:
     """The value comes first and the sentence names it after: "use V as the root pw"."""
     value = m.group("v")
+    if _verb_pass(m):
+        return False
     if _renamed(m.group("g")) or is_placeholder_password("", value) or value.endswith(":"):
         return False
     if (m.groupdict().get("lk") or "").lower() == "for":  # "V for the K", not "V for the K table"
