@@ -248,6 +248,7 @@ def histories(draw: Any) -> list[list[list[str]]]:
     return works
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(histories())
 def test_round_trip_property(tmp_path_factory: pytest.TempPathFactory, works: list[list[list[str]]]) -> None:

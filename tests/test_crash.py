@@ -22,7 +22,7 @@ from wheypoint.model.canonical import digest
 from wheypoint.store.postgres.url import APPLICATION
 from wheypoint.store.sql import search_texts
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL"), pytest.mark.slow]
 
 PROJECT = "testproj"
 SLUG = "crash-work"

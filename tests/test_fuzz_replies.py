@@ -311,6 +311,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> fuzzcases.World:
     return fuzzcases.make_world(tmp_path_factory.mktemp("fuzz"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_fuzzed_input_on_every_surface_gets_one_coded_json_reply(world: fuzzcases.World, seed: int) -> None:
     tally = fuzzcases.Tally()

@@ -104,7 +104,9 @@ def test_a_writer_whose_server_goes_away_mid_write_is_refused_and_the_head_is_wh
             deadline = time.monotonic() + 30
             pids: list[tuple[int]] = []
             while not pids and time.monotonic() < deadline:
+                # This test's database only: a parallel worker's writers wait on locks of their own.
                 pids = admin.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'wheypoint' "
+                                     "AND datname = current_database() "
                                      "AND wait_event_type = 'Lock'").fetchall()  # fmt: skip
                 time.sleep(0.05)
             assert pids, "the writer never waited for the lock"

@@ -23,6 +23,8 @@ PROJECTS = ("alpha", "beta")
 KINDS = ("decision", "directive", "question", "blocker")
 STATES = ("active", "resolved", "superseded")
 OWNERS = (None, "ann", "bob")
+pytestmark = pytest.mark.slow
+
 TABLES = ("imports", "search", "artifact_links", "edges", "entries", "revisions", "works")
 
 
