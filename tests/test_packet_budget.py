@@ -36,3 +36,37 @@ def test_a_whole_packet_has_no_partial_mark(tmp_path: Path) -> None:
     context = scene.hook("SessionStart")["hookSpecificOutput"]["additionalContext"]
     assert context.startswith(HEAD) and "[partial" not in context.splitlines()[0]
     assert json.loads(context.splitlines()[1])["omitted"] == {}
+
+
+def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budget(tmp_path: Path) -> None:
+    """Codex counts bytes: a packet whose bytes are exactly its budget is kept as rendered; one over is rendered
+    again in less room until it fits; a packet rendered for another harness is never re-rendered."""
+    from wheypoint.app.context import Context
+    from wheypoint.hooks.events import _packet
+    from wheypoint.store.rows import WorkQuery
+
+    scene = Scene(tmp_path)
+    # Three to five CJK characters a prompt: three bytes of UTF-8 to one UTF-16 unit, so the packet's bytes run
+    # from a little under its budget to a little over as the budget grows (the span searched below).
+    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small " + "预" * (3 + n % 3))
+                   for n in range(120)))  # fmt: skip
+    scene.hook()
+    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
+    store = ctx.open_store(create=False)
+    try:
+        (work,) = store.list_works(WorkQuery(limit=5))
+    finally:
+        store.close()
+    exact = over = 0
+    for budget in range(2200, 2240):
+        plain = _packet(ctx, work.work_id, budget)
+        codex = _packet(ctx, work.work_id, budget, "codex")
+        size = len(plain.encode("utf-8"))
+        assert len(codex.encode("utf-8")) <= budget, budget
+        if size <= budget:
+            assert codex == plain, budget  # exactly at the budget included: nothing to cut
+            exact += size == budget
+        else:
+            over += 1
+            assert codex != plain and json.loads(codex.split("\n")[1])["omitted"], budget
+    assert exact >= 1 and over >= 1, (exact, over)  # the span holds both cases, or the test proves nothing
