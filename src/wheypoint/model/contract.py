@@ -8,6 +8,7 @@ question needs a rationale, next: cook needs an artifact, ...) live in `rules.py
 from __future__ import annotations
 
 from wheypoint.model.shapes import (
+    CONFIDENCE_TAGS,
     DIGEST_PATTERN,
     ENTRY_ID_PATTERN,
     LABEL_PATTERN,
@@ -56,7 +57,6 @@ TRANSITION_ACTIONS = ("resolve", "supersede", "withdraw")
 # runtime's fork writes (an entry moved into a child work; `to` names that work).
 RECORD_ACTIONS = (*TRANSITION_ACTIONS, "move")
 # Seed 0's calibrated tags, which a decision or a directive may carry: how sure the writer is of the claim.
-CONFIDENCE_TAGS = ("certain", "speculating", "don't know")
 _CONFIDENCE = {"enum": list(CONFIDENCE_TAGS), "description": "seed 0's calibrated tag: how sure the claim is"}
 MEAT_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
 MAX_MEAT_TEXT = 20000

@@ -27,6 +27,10 @@ PATTERN_SHAPES = {
     DIGEST_PATTERN: "a digest: sha256: and 64 lowercase hex digits",
 }
 
+# Seed 0's calibrated tags, a decision's or directive's `confidence`: here, where the note's reader and writer
+# find them without loading the whole contract.
+CONFIDENCE_TAGS = ("certain", "speculating", "don't know")
+
 # The harnesses whose transcripts wheypoint reads; a record's session may also name "other".
 READABLE_HARNESSES = ("claude-code", "codex", "opencode", "gemini")
 

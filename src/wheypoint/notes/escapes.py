@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from wheypoint.model.characters import hidden_pattern, kept_joiner
+from wheypoint.model.shapes import CONFIDENCE_TAGS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -238,3 +239,13 @@ def _is_break(text: str) -> bool:
     """Whether a line is a thematic break: three or more `*`, `-` or `_`, spaces and tabs between and after."""
     marks = text.replace(" ", "").replace("\t", "").rstrip()
     return len(marks) >= 3 and marks[0] in "*-_" and marks == marks[0] * len(marks)
+
+
+def disarm_lookalike(text: str) -> str:
+    """An untagged entry's rendered text that opens with a tag's code span (`` `<certain>` ... ``) gets a longer
+    fence for it (``` ``<certain>`` ```): CommonMark shows the same span, and `entry_tags` no longer reads a tag."""
+    for tag in CONFIDENCE_TAGS:
+        span = f"`<{tag}>`"
+        if text.startswith(span) and not text.startswith(span + "`"):
+            return f"`{span}`{text[len(span):]}"
+    return text

@@ -25,9 +25,8 @@ import re
 from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.derived import notes_stale, orientation_stale
 from wheypoint.model.shapes import is_work_id
-from wheypoint.notes.escapes import escape, markdown_line, opens_block, shield_angles
+from wheypoint.notes.escapes import disarm_lookalike, escape, markdown_line, opens_block, shield_angles
 from wheypoint.notes.escapes import escape_one_line as _line
-from wheypoint.notes.tags import disarm_lookalike
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

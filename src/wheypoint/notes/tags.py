@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from wheypoint.model.contract import CONFIDENCE_TAGS
+from wheypoint.model.shapes import CONFIDENCE_TAGS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,16 +47,6 @@ def entry_tags(sections: Iterable[tuple[str, str]]) -> dict[str, str]:
                 if match:
                     tags[match.group(1)] = match.group(2)
     return tags
-
-
-def disarm_lookalike(text: str) -> str:
-    """An untagged entry's rendered text that opens with a tag's code span (`` `<certain>` ... ``) gets a longer
-    fence for it (``` ``<certain>`` ```): CommonMark shows the same span, and `entry_tags` no longer reads a tag."""
-    for tag in CONFIDENCE_TAGS:
-        span = f"`<{tag}>`"
-        if text.startswith(span) and not text.startswith(span + "`"):
-            return f"`{span}`{text[len(span):]}"
-    return text
 
 
 def has_tag(text: str) -> bool:
