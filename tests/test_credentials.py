@@ -626,7 +626,7 @@ def test_snapshot_meat_refuses_a_turn_holding_a_credential(wp: Runner, tmp_path:
     out.mkdir()
 
     def snapshot(turn: str) -> Reply:
-        return wp("snapshot", "--stream", "s", "--meat", turn, "--type", "directive", "--transcript", str(transcript),
+        return wp("snapshot", "--stream", "s", "--meat", turn, "--type", "constraint", "--transcript", str(transcript),
                   "--out", str(out), "--format", "json")  # fmt: skip
 
     refused = snapshot("u-2")
