@@ -146,3 +146,12 @@ def test_list_refuses_an_unknown_closed_value_naming_the_valid_ones(wp: Runner, 
     assert valid in done.json["error"]["message"] and "bogus" in done.json["error"]["message"]
     exported = wp("export", flag, "bogus", "--out", str(repos["shop"] / "x.json"), cwd=repos["shop"])
     assert exported.json["error"]["code"] == code, exported.stdout
+
+
+def test_the_text_form_says_the_work_came_from_another_project(wp: Runner, repos: dict[str, Path]) -> None:
+    _work(wp, repos["shop"], "retry-backoff")
+    done = wp("show", "retry-backoff", "--format", "text", cwd=repos["mail"])
+    assert done.code == 0 and "# Wheypoint handoff" in done.stdout, done.stdout
+    assert "in project acme-shop" in done.stderr and "no work 'retry-backoff' in project acme-mail" in done.stderr
+    here = wp("show", "retry-backoff", "--format", "text", cwd=repos["shop"])
+    assert here.code == 0 and "acme" not in here.stderr

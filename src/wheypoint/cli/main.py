@@ -74,6 +74,8 @@ def _emit(command: Command, reply: dict[str, Any], fmt: str | None, name: str | 
         print(getattr(textout, command.text_form)(full))
         for note in _DEPRECATED:
             print(f"wheypoint: deprecated: {note['message']}", file=sys.stderr)
+        if reply.get("found_elsewhere"):  # the work came from another project (app/lookup.py): said, never hidden
+            print(f"wheypoint: {reply['found_elsewhere']['message']}", file=sys.stderr)
     else:
         print_document(full, indent=2 if sys.stdout.isatty() else None)
     return 0
