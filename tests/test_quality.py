@@ -59,7 +59,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "app": ("model", "store", "notes", "transcripts"),
     "hooks": ("model", "store", "notes", "transcripts", "app"),
     "mcp": ("model",),  # the command table and a runner are handed to it by cli: it knows no command itself
-    "cli": ("model", "app", "hooks", "mcp"),
+    "web": ("model", "app"),  # `serve`: a front door for a person, thin like cli (no store, no SQL)
+    "cli": ("model", "app", "hooks", "mcp", "web"),
 }
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
 DRIVERS = {

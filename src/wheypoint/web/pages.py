@@ -1,0 +1,166 @@
+"""The server's pages as HTML: every text from the store escaped, no script, one in-memory style sheet."""
+
+from __future__ import annotations
+
+import calendar
+import time
+from html import escape
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STYLE = """\
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; padding: 1rem; color: #1b1b1b; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; } h3 { font-size: 1rem; }
+section.gate { border: 1px solid #bbb; border-radius: 6px; padding: .5rem 1rem; margin: 1rem 0; }
+.meta { color: #555; font-size: .9rem; } .notice { background: #eef6ee; padding: .5rem 1rem; }
+.refused { background: #fbeaea; padding: .5rem 1rem; } pre { white-space: pre-wrap; }
+label { display: block; margin-top: .5rem; font-weight: 600; } textarea { width: 100%; min-height: 3rem; }
+button { margin-top: .5rem; padding: .3rem 1rem; } a:focus, button:focus, textarea:focus { outline: 3px solid #36c; }
+table { border-collapse: collapse; } td, th { text-align: left; padding: .2rem .6rem; vertical-align: top; }
+"""
+
+
+def _e(value: object) -> str:
+    """Text for HTML: every character that could open markup or end an attribute is escaped."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def layout(title: str, body: str) -> str:
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<title>{_e(title)} · wheypoint</title><link rel="stylesheet" href="/style.css"></head>'
+            f'<body><nav><a href="/">Inbox</a></nav>{body}</body></html>\n')  # fmt: skip
+
+
+def age(since: str, now: float | None = None) -> str:
+    """How long ago an ISO 8601 UTC time was, in the largest whole unit (`3 h`)."""
+    try:
+        then = calendar.timegm(time.strptime(since[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return "?"
+    seconds = max(0, int((time.time() if now is None else now) - then))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+def message_page(title: str, text: str) -> str:
+    return layout(title, f"<h1>{_e(title)}</h1><p>{_e(text)}</p>")
+
+
+def _dossier(forks: list[dict[str, Any]]) -> str:
+    parts = []
+    for fork in forks:
+        options = []
+        for option in fork.get("options", []):
+            evidence = "".join(f"<li>{_e(item)}</li>" for item in option.get("evidence", []))
+            breaks = f"<div>Breaks: {_e(option['breaks'])}</div>" if option.get("breaks") else ""
+            options.append(f"<li><strong>{_e(option['option'])}</strong>{breaks}"
+                           + (f"<div>Evidence:</div><ul>{evidence}</ul>" if evidence else "") + "</li>")
+        leaning = f"<p>Prior leaning: {_e(fork['prior_leaning'])}</p>" if fork.get("prior_leaning") else ""
+        parts.append(f"<h4>Dossier: {_e(fork['fork'])}</h4><ol>{''.join(options)}</ol>{leaning}")
+    return "".join(parts)
+
+
+def _directives(directives: list[dict[str, Any]]) -> str:
+    if not directives:
+        return ""
+    items = "".join(f"<li>{_e(d['text'])}" + (f" (“{_e(d['quote'])}”)" if d.get("quote") else "") + "</li>"
+                    for d in directives)  # fmt: skip
+    return f"<h4>Directives in force</h4><ul>{items}</ul>"
+
+
+def answer_form(gate: dict[str, Any], csrf: str) -> str:
+    """The form that answers one gate: the question inside it, the head it was drawn from as the base."""
+    key = f"{gate['work_id']}-{gate['entry_id']}"
+    return (f'<form method="post" action="/answer"><p class="question">{_e(gate["text"])}</p>'
+            f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
+            f'<input type="hidden" name="work_id" value="{_e(gate["work_id"])}">'
+            f'<input type="hidden" name="entry" value="{_e(gate["entry_id"])}">'
+            f'<input type="hidden" name="base" value="{_e(gate["revision_id"])}">'
+            f'<label for="a-{_e(key)}">Answer</label><textarea id="a-{_e(key)}" name="answer" required></textarea>'
+            f'<label for="r-{_e(key)}">Reason</label><textarea id="r-{_e(key)}" name="reason" required></textarea>'
+            '<button type="submit">Record the answer</button></form>')  # fmt: skip
+
+
+def gate_section(gate: dict[str, Any], csrf: str, now: float | None = None) -> str:
+    owner = f" · owner {_e(gate['owner'])}" if gate.get("owner") else ""
+    when = f" · when {_e(gate['when'])}" if gate.get("when") else ""
+    why = f"<p>{_e(gate['rationale'])}</p>" if gate.get("rationale") else ""
+    return (f'<section class="gate"><h3><a href="/work/{_e(gate["work_id"])}">{_e(gate["slug"])}</a> '
+            f'<span class="meta">({_e(gate["project"])}, r{_e(gate["revision_number"])})</span></h3>'
+            f'<p class="meta">{_e(gate["kind"])} open {_e(age(gate["since"], now))}{owner}{when}</p>{why}'
+            f'{_dossier(gate["dossier"])}{_directives(gate["directives"])}{answer_form(gate, csrf)}'
+            '</section>')  # fmt: skip
+
+
+def _works_table(works: list[dict[str, Any]]) -> str:
+    rows = "".join(f'<tr><td><a href="/work/{_e(w["work_id"])}">{_e(w["slug"])}</a></td><td>{_e(w["project"])}</td>'
+                   f'<td>{_e(w["status"])}</td><td>{_e(w["next"])}</td><td>{_e(w["orientation"])}</td>'
+                   f'<td>{_e(w["updated_at"])}</td></tr>' for w in works)  # fmt: skip
+    return ("<table><thead><tr><th>Work</th><th>Project</th><th>Status</th><th>Next</th><th>Orientation</th>"
+            f"<th>Updated</th></tr></thead><tbody>{rows}</tbody></table>")  # fmt: skip
+
+
+def _notice(notice: str | None, refused: bool = False) -> str:
+    return f'<p class="{"refused" if refused else "notice"}" role="status">{_e(notice)}</p>' if notice else ""
+
+
+def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None) -> str:
+    gates = data["gates"]
+    body = [f"<h1>Inbox: {len(gates)} open gate{'s' if len(gates) != 1 else ''}</h1>"]
+    body += [gate_section(gate, csrf, now) for gate in gates] or ["<p>No gate is waiting on a person.</p>"]
+    for group, works in data["works"].items():
+        if works:
+            body.append(f"<h2>{_e(group)} ({len(works)})</h2>{_works_table(works)}")
+    return layout("Inbox", "".join(body))
+
+
+def _entries(record: dict[str, Any]) -> str:
+    rows = []
+    for entry in record.get("entries", []):
+        extra = "".join(f"<div class=\"meta\">{_e(k)}: {_e(entry[k])}</div>" for k in ("quote", "rationale", "owner",
+                        "when") if entry.get(k))  # fmt: skip
+        settled = entry.get("settled") or {}
+        if settled:
+            extra += f"<div class=\"meta\">{_e(settled.get('action'))} in r{_e(settled.get('revision_number'))}: " \
+                     f"{_e(settled.get('rationale'))}</div>"
+        gate = " (gate)" if entry.get("gates") else ""
+        rows.append(f"<tr><td>{_e(entry['kind'])}{gate}</td><td>{_e(entry['state'])}</td>"
+                    f"<td>{_e(entry['text'])}{extra}</td></tr>")  # fmt: skip
+    return ("<table><thead><tr><th>Kind</th><th>State</th><th>Text</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
+
+
+def revisions_table(revisions: list[dict[str, Any]]) -> str:
+    rows = []
+    for revision in revisions:
+        added = "; ".join(f"{a['kind']}: {a['text']}" for a in revision.get("added", []))
+        moved = "; ".join(f"{t['entry']} {t['action']}" for t in revision.get("transitioned", []))
+        rows.append(f"<tr><td>r{_e(revision['revision_number'])}</td><td>{_e(revision['captured_at'])}</td>"
+                    f"<td>{_e(revision.get('author') or '')}</td><td>{_e(added)}</td><td>{_e(moved)}</td></tr>")
+    return ("<table><thead><tr><th>Revision</th><th>Captured</th><th>Author</th><th>Added</th><th>Moved</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
+
+
+def work_html(data: dict[str, Any], csrf: str, notice: str | None = None, refused: bool = False,
+              moved: list[dict[str, Any]] | None = None) -> str:  # fmt: skip
+    """A work's page, from its record: orientation, status, gates with their forms, entries, revisions."""
+    record = data["record"]
+    body = [_notice(notice, refused), f"<h1>{_e(record['slug'])}</h1>",
+            f"<p class=\"meta\">{_e(record['project_key'])} · {_e(record['work_id'])}"
+            f" · r{_e(record['revision_number'])} · {_e(record['status'])}"
+            f" · next {_e((record.get('next') or {}).get('move'))}</p>",
+            f"<p>{_e(record['orientation'])}</p>"]  # fmt: skip
+    if moved:
+        body.append(f"<h2>What changed since the page you answered from</h2>{revisions_table(moved)}")
+    if data["gates"]:
+        body.append("<h2>Open gates</h2>" + "".join(gate_section(g, csrf) for g in data["gates"]))
+    if record.get("notes"):
+        body.append(f"<h2>Notes</h2><pre>{_e(record['notes'])}</pre>")
+    body.append(f"<h2>Entries</h2>{_entries(record)}")
+    body.append(f"<h2>Revisions</h2>{revisions_table(data['revisions'])}")
+    return layout(record["slug"], "".join(body))
