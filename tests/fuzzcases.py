@@ -26,9 +26,9 @@ SLUG_TOKEN = "glpat-" + "k3x9" * 5  # a credential that is also a well-formed sl
 # a FIFO, a folder or a socket where any surface names a file it reads.
 SURFACES = ("intent", "argv", "bundle", "hook", "mcp", "mcp-session", "files")
 WEIGHTS = (4, 4, 1, 1, 1, 1, 1)
-# Commands left out of the argv surface: `demo` builds a scratch repository and `mcp` serves a protocol, and
-# neither answers with one document by design.
-SKIPPED_COMMANDS = {"demo", "mcp"}
+# Commands left out of the argv surface: `demo` builds a scratch repository, `mcp` serves a protocol and `serve`
+# a web view until interrupted, and none answers with one document by design.
+SKIPPED_COMMANDS = {"demo", "mcp", "serve"}
 
 _STRINGS = [
     "", " ", "-", "--", "a", "x y", "hold", "cook", "tasks", "ok", "gated", "1", "0", "-1", "3", "99999999999999999999",

@@ -46,6 +46,7 @@ NOT_RUN = {
     "hook": "a harness runs it with a payload on stdin; its runtime is tested on its own",
     "hooks": "it edits a harness's settings in the user's home",
     "mcp": "a server that reads JSON-RPC from stdin until it closes",
+    "serve": "a web server that runs until interrupted (tests/test_serve.py runs it)",
 }
 FLAG_FORM = ITEM_FLAGS | set(MODIFIERS) | SCALARS
 LAUNCHER = re.compile(r"^python3? (?:-m wheypoint|\S*wheypoint\.pyz)(?= |$)")

@@ -286,6 +286,12 @@ COMMANDS: tuple[Command, ...] = (
             "wheypoint store copy --from ~/.local/share/wheypoint/store.sqlite3 --to postgresql://<team-host>/wheypoint"),
     Command("mcp", "serve the commands as MCP tools over stdio (newline-delimited JSON-RPC)", (), (),
             "wheypoint mcp"),
+    Command("serve", "a local web view of the store where a person answers gates (until interrupted)", (),
+            (Option("--port", "the port to listen on (default 0: any free port)", "N"),
+             Option("--host", "the address to bind (default 127.0.0.1; another one is warned about)", "HOST"),
+             Option("--store", "the store to serve (as the global --store)", "STORE"),
+             Option("--open", "open the URL in the default browser")),
+            "wheypoint serve --port 8765"),
 )  # fmt: skip
 
 BY_NAME = {command.name: command for command in COMMANDS}

@@ -363,6 +363,20 @@ def _mcp(command: Command, args: dict[str, Any]) -> int:
     return serve(COMMANDS, answer)
 
 
+def _serve(command: Command, args: dict[str, Any]) -> int:
+    from wheypoint.web.server import serve
+
+    port = whole_number(args["port"] or "0", "port", "takes a port number from 0 to 65535", least=0)
+    if port > 65535:
+        raise usage("takes a port number from 0 to 65535", parameter="port")
+    if args["store"]:
+        os.environ["WHEYPOINT_STORE"] = args["store"]
+    host = args["host"] or "127.0.0.1"
+    if host != "127.0.0.1":
+        print(f"wheypoint: warning: serving on {host}, not only this machine's loopback", file=sys.stderr)
+    return serve(_context(), host, port, bool(args["open"]))
+
+
 def _hook(command: Command, argv: list[str]) -> int:
     """A harness's hook: never a refusal or a non-zero exit, whatever the line or the payload (see hooks/)."""
     from wheypoint.hooks.events import run_hook
@@ -398,7 +412,7 @@ TABLE_HANDLERS: dict[str, Callable[[Command, dict[str, Any]], int]] = {
     "show": _show, "log": _log, "resolve": _resolve, "list": _list, "lint": _lint, "handoff": _handoff,
     "adopt": _adopt, "fork": _fork, "turns": _turns, "harvest": _harvest, "schema": _schema, "demo": _demo,
     "hooks": _hooks, "mcp": _mcp, "store": _store, "link": _link, "unlink": _link, "export": _export, "import": _import,
-    "diff": _diff, "graph": _graph, "join": _join, "split": _split, "doctor": _doctor,
+    "diff": _diff, "graph": _graph, "join": _join, "split": _split, "doctor": _doctor, "serve": _serve,
 }  # fmt: skip
 # Commands that read their own argument list (the `intent` and `hook` grammars).
 INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {
