@@ -178,6 +178,24 @@ def test_another_host_is_served_only_with_a_warning(tmp_path: Path, repo: Path) 
     assert running.proc.stderr is not None and "warning" in running.proc.stderr.read()
 
 
+def test_a_port_in_use_is_refused_in_words(tmp_path: Path, repo: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = subprocess.run([sys.executable, "-m", "wheypoint", "serve", "--port", port], cwd=repo,
+                              env=_env(tmp_path / "home"), capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "serve-unbound", done.stdout
+
+
+def test_the_token_leads_only_to_a_page_of_this_server(server: Server) -> None:
+    query = urlsplit(server.url).query
+    for path, back in (("/", "/"), ("//evil.example/x", "/"), ("/work/retry.0badc0de", "/work/retry.0badc0de"),
+                       ("/..%2f..", "/")):  # fmt: skip
+        page = server.request("GET", f"{path}?{query}", cookie="")
+        assert page.status == 303 and page.headers["location"] == back, path
+
+
 def test_a_bad_port_is_a_usage_refusal(tmp_path: Path, repo: Path) -> None:
     for port in ("x", "70000", "-1"):
         done = subprocess.run([sys.executable, "-m", "wheypoint", "serve", "--port", port], cwd=repo,

@@ -104,7 +104,8 @@ class Handler(BaseHTTPRequestHandler):
             if not self.guard.token_ok(token):
                 raise Reply(403, "Refused", "that token is not this run's")
             session = self.guard.open_session()  # the token is traded for a cookie once, then leaves the URL
-            self._send(303, None, (("Location", parts.path or "/"), ("Set-Cookie", cookie_header(session))))
+            back = parts.path if WORK_PATH.match(parts.path) else "/"  # a page of its own, never `//elsewhere`
+            self._send(303, None, (("Location", back), ("Set-Cookie", cookie_header(session))))
             return
         session = self._session()
         csrf = self.guard.csrf_for(session)
