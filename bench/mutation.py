@@ -98,6 +98,7 @@ GROUPS: dict[str, Group] = {
         ("src/wheypoint/notes/render.py", "src/wheypoint/notes/escapes.py"),
         (
             "tests/test_note_forging.py::test_render_writes_each_section_as_pinned",
+            "tests/test_render_edges.py",
             "tests/test_projection.py",
             "tests/test_note_forging.py",
             "tests/test_lint.py",
@@ -265,6 +266,18 @@ EQUIVALENT: dict[str, str] = {
     "render:_digest_value_span:const:7a402a4c": _DIGEST_LINE,  # line < 1
     "render:_digest_value_span:const:6465858b": "the newline after the digest is looked for from the digest's "
     "start, past the `wheypoint:` line, so it is never found at 0: `end < 1` and `end < 0` agree",
+    "render:_digest_value_span:cmp:4d131706": "the newline after the digest is looked for from the digest's start, "
+    "past the `wheypoint:` line, so it is never found at 0: `end <= 0` and `end < 0` agree",
+    "render:fenced:const:c503a0ac": "the longest backtick run of a text with none taken as 1 instead of 0: the fence "
+    "is max(3, longest + 1), 3 either way",
+    "render:_stale_warning:const:20e36707": "an unsettled decision's settling revision taken as 1 instead of 0: notes "
+    "are written at r1 or later, so neither is above the revision `since` names",
+    "render:render:const:03937536": "the digest put in at the value's end instead of its start: render puts it in "
+    "while the value is still blank, where start and end are one offset",
+    "render:verbatim_blocks:const:c0f126ec": "the note read from its second line: the first is the status line of the "
+    "preamble (or the title), never a fence that opens a verbatim block",
+    "render:verbatim_blocks:append:9f0dfdb4": "the closing fence not stepped over: the next turn of the loop reads it, "
+    "and a closing fence (`  ` or `  > ` and backticks) never ends in `text`, so it opens nothing",
 }
 # Mutants no test can see on Python < 3.12, where sqlite3 has no Connection.setconfig: `_checkpoint_on_close` is
 # then a no-op, and what decides its argument changes nothing. On 3.12+ they are run like any other (and
