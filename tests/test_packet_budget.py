@@ -57,7 +57,7 @@ def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budge
         (work,) = store.list_works(WorkQuery(limit=5))
     finally:
         store.close()
-    exact = over = 0
+    exact = over = near = 0
     for budget in range(2200, 2240):
         plain = _packet(ctx, work.work_id, budget)
         codex = _packet(ctx, work.work_id, budget, "codex")
@@ -69,4 +69,12 @@ def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budge
         else:
             over += 1
             assert codex != plain and json.loads(codex.split("\n")[1])["omitted"], budget
-    assert exact >= 1 and over >= 1, (exact, over)  # the span holds both cases, or the test proves nothing
+            if size - budget <= 12:  # a few bytes over: the first smaller render cuts only what those bytes need
+                cut = _omitted(codex) - _omitted(plain)
+                assert cut <= 1, (budget, size, cut)
+                near += 1
+    assert exact >= 1 and near >= 1, (exact, near)  # the span holds both cases, or the test proves nothing
+
+
+def _omitted(context: str) -> int:
+    return sum(json.loads(context.split("\n")[1])["omitted"].values())
