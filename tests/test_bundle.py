@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Runner, make_repo
+from test_cli_first_contact import drained
 
 
 @pytest.fixture
@@ -210,11 +211,7 @@ def test_a_terminal_gets_a_progress_line_and_a_pipe_does_not(repo: Path, tmp_pat
     leader, follower = pty.openpty()
     done = subprocess.run(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=follower, check=False)
     os.close(follower)
-    seen = b""
-    with contextlib.suppress(OSError):
-        while chunk := os.read(leader, 4096):
-            seen += chunk
-    os.close(leader)
+    seen = drained(leader)
     assert done.returncode == 0 and b"exported 3/3 works" in seen, seen
     piped = subprocess.run(argv, cwd=repo, env=env, capture_output=True, check=False)
     assert piped.returncode == 0 and piped.stderr == b""

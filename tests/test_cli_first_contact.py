@@ -35,12 +35,17 @@ def _on_a_terminal(argv: list[str], cwd: Path, home: Path) -> tuple[int, str]:
     done = subprocess.run([sys.executable, "-m", "wheypoint", *argv], cwd=cwd, env=_env(home), stdin=subprocess.DEVNULL,
                           stdout=follower, stderr=follower, timeout=60, check=False)  # fmt: skip
     os.close(follower)
+    return done.returncode, drained(leader).decode("utf-8")
+
+
+def drained(leader: int) -> bytes:
+    """Everything a terminal showed once its other end is closed (the read ends in EIO), then the terminal closed."""
     seen = b""
     with contextlib.suppress(OSError):
         while chunk := os.read(leader, 4096):
             seen += chunk
     os.close(leader)
-    return done.returncode, seen.decode("utf-8")
+    return seen
 
 
 def test_bare_wheypoint_shows_the_command_list(wp: Runner, tmp_path: Path) -> None:

@@ -38,6 +38,18 @@ DOCUMENTS = [SKILL / "SKILL.md", *REFERENCES, SKILL / "scripts" / "README.md"]
 FIELDS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def broken_links(document: Path, skill: Path) -> list[str]:
+    """The relative links of a skill's document that name no file inside the skill's folder."""
+    broken = []
+    for target in LINK.findall(document.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = (document.parent / target.split("#", 1)[0]).resolve()
+        if not path.is_file() or skill.resolve() not in path.parents:
+            broken.append(target)
+    return broken
 JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.S | re.M)
 
 SESSION_ID = "7f2c9a4e-1b3d-4c8e-9a6f-2d5b8e1c3f70"
@@ -92,14 +104,7 @@ def test_the_frontmatter_follows_the_agentskills_format() -> None:
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(SKILL).as_posix())
 def test_every_relative_link_resolves_to_a_file_inside_the_skill(document: Path) -> None:
-    targets = LINK.findall(document.read_text(encoding="utf-8"))
-    broken = []
-    for target in targets:
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
-            continue
-        path = (document.parent / target.split("#", 1)[0]).resolve()
-        if not path.is_file() or SKILL.resolve() not in path.parents:
-            broken.append(target)
+    broken = broken_links(document, SKILL)
     assert not broken, f"{document.name}: links that resolve to no file in the skill: {broken}"
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import Runner, make_repo
 from test_doc_examples import command_lines, home_env, run_lines, vocabulary_problems
-from test_skill import FIELDS, LINK, NAME, frontmatter
+from test_skill import FIELDS, NAME, broken_links, frontmatter
 from wheypoint.transcripts.harvest import TRAILER_TYPES, parse_trailers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,13 +63,7 @@ def test_the_frontmatter_follows_the_agentskills_format() -> None:
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(SKILL).as_posix())
 def test_every_relative_link_resolves_to_a_file_inside_the_skill(document: Path) -> None:
-    broken = []
-    for target in LINK.findall(document.read_text(encoding="utf-8")):
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
-            continue
-        path = (document.parent / target.split("#", 1)[0]).resolve()
-        if not path.is_file() or SKILL.resolve() not in path.parents:
-            broken.append(target)
+    broken = broken_links(document, SKILL)
     assert not broken, f"{document.name}: links that resolve to no file in the skill: {broken}"
     if document.name == "SKILL.md":
         for reference in DOCUMENTS[1:]:
