@@ -31,7 +31,8 @@ HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"><svg 
 
 def _env(home: Path) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
-    return {**environ, "WHEYPOINT_HOME": str(home), "WHEYPOINT_AUTHOR": AUTHOR}
+    # HOME too: no harness state or git config of the developer's is read (the checkout's own config names its user).
+    return {**environ, "WHEYPOINT_HOME": str(home), "WHEYPOINT_AUTHOR": AUTHOR, "HOME": str(home / "user")}
 
 
 def cli(home: Path, cwd: Path, *args: str, stdin: str | None = None) -> dict[str, Any]:
@@ -425,3 +426,22 @@ def test_a_works_page_is_drawn_from_the_record(server: Server) -> None:
     for shown in ("Which cap?", "Keep it short.", "r1", AUTHOR.replace("<", "&lt;").replace(">", "&gt;"),
                   'action="/answer"'):  # fmt: skip
         assert shown in body, shown
+
+
+def test_an_idle_connection_does_not_stall_the_server(server: Server) -> None:
+    with socket.create_connection((server.host, server.port), timeout=20):  # a browser's preconnect: no request
+        started = time.monotonic()
+        assert server.request("GET", "/").status == 200
+        assert time.monotonic() - started < 5
+
+
+def test_the_next_sessions_resume_packet_carries_the_answer(server: Server) -> None:
+    assert server.post(answer_fields(server.request("GET", "/"))).status == 200
+    payload = {"session_id": "next-session", "transcript_path": None, "cwd": str(server.repo),
+               "hook_event_name": "SessionStart", "source": "startup"}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "wheypoint", "hook", "SessionStart", "--harness", "claude-code"],
+                          input=json.dumps(payload), cwd=server.repo, env=_env(server.home), capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Cap at 30 s." in context and "The SLA allows it." in context

@@ -6,7 +6,7 @@ import json
 import re
 import signal
 import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from wheypoint.app.context import Context
@@ -37,7 +37,10 @@ class Handler(BaseHTTPRequestHandler):
 
     server_version = "wheypoint"
     sys_version = ""
-    timeout = 15  # a client that sends nothing for this long is dropped (the server answers one at a time)
+    # A client that sends nothing for this long is dropped. Each request has its own thread (a browser's
+    # speculative connection that never sends a request would otherwise stall every other one) and opens its
+    # own store, so the store's compare-and-set on the head orders two answers sent at once.
+    timeout = 15
     guard: Guard
     context: Callable[[], Context]
 
@@ -200,7 +203,7 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
             return Context(ctx.cwd, ctx.environ, ctx.project)
 
     try:
-        server = HTTPServer((host, port), Bound)
+        server = ThreadingHTTPServer((host, port), Bound)
     except OSError as exc:
         raise Refusal("serve-unbound", f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     guard = Bound.guard = Guard(host, int(server.server_address[1]))
