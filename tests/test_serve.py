@@ -368,6 +368,29 @@ def test_the_inbox_shows_every_open_gate_of_every_project_oldest_first(tmp_path:
     assert body.index("<h2>gated (2)</h2>") < body.index("<h2>ok (1)</h2>") and "calm" in body
 
 
+def test_the_inbox_filters_like_list(tmp_path: Path, repo: Path) -> None:
+    home = tmp_path / "home"
+    other = make_repo(tmp_path / "billing", {"b.py": "1\n"})
+    cli(home, repo, "checkpoint", "-", stdin=json.dumps(gated_intent("retry", "Which cap?")))
+    cli(home, other, "checkpoint", "-", stdin=json.dumps(gated_intent("invoices", "Which currency?", owner="finance")))
+    cli(home, repo, "checkpoint", "calm", "--orientation", "Nothing waits.", "--next", "hold", "--notes", "N.")
+    running = start(home, repo)
+    try:
+        running.cookie = running.login()
+        shown = {query: running.request("GET", f"/?{query}") for query in (
+            "project=billing", "owner=finance", "grep=currency", "status=ok", "project=nothing", "grep=%ff",
+            "owner=" + "x" * 400)}  # fmt: skip
+    finally:
+        assert stop(running) == 0
+    for query in ("project=billing", "owner=finance", "grep=currency"):
+        body = shown[query].body
+        assert "1 open gate<" in body and "Which currency?" in body and "Which cap?" not in body, query
+        assert f'value="{query.split("=")[1]}"' in body  # the form shows the filter in force
+    assert "0 open gates" in shown["status=ok"].body and "calm" in shown["status=ok"].body
+    assert "0 open gates" in shown["project=nothing"].body
+    assert shown["grep=%ff"].status == 400 and shown["owner=" + "x" * 400].status == 400
+
+
 def test_an_answer_records_one_checkpoint_as_the_cli_would(server: Server) -> None:
     page = server.request("GET", "/")
     assert page.form()["base"] == revisions(server)[-1]["revision_id"]

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from wheypoint.app.context import Context
-from wheypoint.store.rows import WorkQuery
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,18 +44,26 @@ def status_group(status: str) -> str:
     return head if head in STATUS_GROUPS else "ok"
 
 
-def inbox(ctx: Context, limit: int = 200) -> dict[str, Any]:
-    """Every open gate of the store (oldest first), then up to `limit` works grouped by status, newest first."""
+FILTERS = ("project", "status", "next", "owner", "grep")  # list's own filters, by its option names
+
+
+def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, limit: int = 200) -> dict[str, Any]:
+    """Every open gate of the store (oldest first), then up to `limit` works grouped by status, newest first;
+    `filters` selects works as `list --scope machine` does (values of one filter OR, different filters AND)."""
+    from wheypoint.app.listing import filters_query
+
+    chosen = {name: list(values) for name, values in (filters or {}).items() if name in FILTERS and values}
+    query = filters_query(chosen, tuple(chosen.get("project", ())), limit)
     store = ctx.open_store(create=False)
     try:
         gates: list[dict[str, Any]] = []
-        for row in store.list_works(WorkQuery(gated=True, limit=MAX_GATED_WORKS)):
+        for row in store.list_works(query._replace(gated=True, limit=MAX_GATED_WORKS)):
             record = store.record(row.work_id)
             if record is None:
                 continue
             added_at = {r["revision_number"]: r["captured_at"] for r in store.revisions(row.work_id)}
             gates += gates_of(record, added_at)
-        rows = store.list_works(WorkQuery(limit=limit))
+        rows = store.list_works(query)
     finally:
         store.close()
     gates.sort(key=lambda gate: (gate["since"], gate["work_id"], gate["entry_id"]))
@@ -67,7 +74,7 @@ def inbox(ctx: Context, limit: int = 200) -> dict[str, Any]:
             "next": row.next_move, "orientation": row.orientation, "revision_number": row.head_number,
             "updated_at": row.updated_at,
         })  # fmt: skip
-    return {"gates": gates, "works": groups}
+    return {"gates": gates, "works": groups, "filters": chosen}
 
 
 def work_page(ctx: Context, work_id: str) -> dict[str, Any]:

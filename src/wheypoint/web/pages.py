@@ -109,9 +109,21 @@ def _notice(notice: str | None, refused: bool = False) -> str:
     return f'<p class="{"refused" if refused else "notice"}" role="status">{_e(notice)}</p>' if notice else ""
 
 
+FILTER_LABELS = (("project", "Project"), ("status", "Status"), ("next", "Next move"), ("owner", "Owner"),
+                 ("grep", "Text"))  # fmt: skip
+
+
+def filter_form(chosen: dict[str, list[str]]) -> str:
+    """A GET form of list's filters (it only reads, so it carries no CSRF token)."""
+    fields = "".join(f'<label for="f-{name}">{label}</label><input id="f-{name}" name="{name}" '
+                     f'value="{_e((chosen.get(name) or [""])[0])}">' for name, label in FILTER_LABELS)  # fmt: skip
+    return f'<form method="get" action="/" class="filters">{fields}<button type="submit">Filter</button></form>'
+
+
 def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None) -> str:
     gates = data["gates"]
-    body = [f"<h1>Inbox: {len(gates)} open gate{'s' if len(gates) != 1 else ''}</h1>"]
+    body = [f"<h1>Inbox: {len(gates)} open gate{'s' if len(gates) != 1 else ''}</h1>",
+            filter_form(data.get("filters") or {})]  # fmt: skip
     body += [gate_section(gate, csrf, now) for gate in gates] or ["<p>No gate is waiting on a person.</p>"]
     for group, works in data["works"].items():
         if works:

@@ -115,7 +115,11 @@ class Handler(BaseHTTPRequestHandler):
         if parts.path == "/":
             from wheypoint.app.inbox import inbox
 
-            self._send(200, pages.inbox_page(inbox(self.context()), csrf))
+            try:
+                data = inbox(self.context(), _filters(parts.query))
+            except Refusal as refusal:
+                raise Reply(400, "Bad filter", refusal.message) from None
+            self._send(200, pages.inbox_page(data, csrf))
         elif parts.path == "/style.css":
             self._send(200, pages.STYLE, content_type="text/css; charset=utf-8")
         elif WORK_PATH.match(parts.path):
@@ -189,6 +193,20 @@ class Handler(BaseHTTPRequestHandler):
             return
         notice = f"Recorded as revision r{done['revision_number']}" + (" (a replay)" if done["replayed"] else "")
         self._send(200, self._work(work_id, csrf, notice=notice))
+
+
+def _filters(query: str) -> dict[str, list[str]]:
+    """The inbox's filters from a query string: list's names, a few short values each, UTF-8 text only."""
+    from wheypoint.app.inbox import FILTERS
+
+    try:
+        given = parse_qs(query, errors="strict", max_num_fields=4 * len(FILTERS))
+    except (UnicodeDecodeError, ValueError):
+        raise Reply(400, "Bad filter", "the filters are not UTF-8 text, or too many") from None
+    chosen = {name: [v.strip() for v in values if v.strip()] for name, values in given.items() if name in FILTERS}
+    if any(len(value) > 300 for values in chosen.values() for value in values):
+        raise Reply(400, "Bad filter", "a filter value is at most 300 characters")
+    return chosen
 
 
 def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: TextIO | None = None) -> int:
