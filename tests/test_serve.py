@@ -468,3 +468,20 @@ def test_the_next_sessions_resume_packet_carries_the_answer(server: Server) -> N
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Cap at 30 s." in context and "The SLA allows it." in context
+
+
+def test_an_inbox_with_more_gated_works_than_it_reads_says_so(tmp_path: Path, repo: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from wheypoint.app import inbox
+    from wheypoint.app.context import Context
+    from wheypoint.web.pages import inbox_page
+
+    home = tmp_path / "home"
+    for slug in ("first", "second"):
+        cli(home, repo, "checkpoint", "-", stdin=json.dumps(gated_intent(slug)))
+    ctx = Context(cwd=repo, environ=_env(home))
+    assert inbox.inbox(ctx)["gated_works_left_out"] is False
+    monkeypatch.setattr(inbox, "MAX_GATED_WORKS", 1)
+    data = inbox.inbox(ctx)
+    assert data["gated_works_left_out"] is True and len(data["gates"]) == 1
+    assert "More gated works than one page holds" in inbox_page(data, "csrf")

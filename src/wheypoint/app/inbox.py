@@ -57,7 +57,9 @@ def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, limit: int 
     store = ctx.open_store(create=False)
     try:
         gates: list[dict[str, Any]] = []
-        for row in store.list_works(query._replace(gated=True, limit=MAX_GATED_WORKS)):
+        gated = store.list_works(query._replace(gated=True, limit=MAX_GATED_WORKS + 1))
+        more = len(gated) > MAX_GATED_WORKS  # said on the page, never dropped in silence
+        for row in gated[:MAX_GATED_WORKS]:
             record = store.record(row.work_id)
             if record is None:
                 continue
@@ -74,7 +76,8 @@ def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, limit: int 
             "next": row.next_move, "orientation": row.orientation, "revision_number": row.head_number,
             "updated_at": row.updated_at,
         })  # fmt: skip
-    return {"gates": gates, "works": groups, "filters": chosen}
+    return {"gates": gates, "works": groups, "filters": chosen,
+            "gated_works_left_out": more}  # fmt: skip  # the gates of the most recently changed works are shown
 
 
 def work_page(ctx: Context, work_id: str) -> dict[str, Any]:

@@ -124,6 +124,9 @@ def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None) -> str
     gates = data["gates"]
     body = [f"<h1>Inbox: {len(gates)} open gate{'s' if len(gates) != 1 else ''}</h1>",
             filter_form(data.get("filters") or {})]  # fmt: skip
+    if data.get("gated_works_left_out"):
+        body.append("<p class=\"notice\">More gated works than one page holds: the gates of the most recently "
+                    "changed ones are shown. Filter by project or owner to see the others.</p>")
     body += [gate_section(gate, csrf, now) for gate in gates] or ["<p>No gate is waiting on a person.</p>"]
     for group, works in data["works"].items():
         if works:
