@@ -262,6 +262,8 @@ EQUIVALENT: dict[str, str] = {
     "in either read exactly when it is, so the same payloads are refused",
     "hooks:run_hook:const:bf945845": _LOGGED_MS,  # * 1001
     "hooks:run_hook:const:181c4ea2": _LOGGED_MS,  # rounded to 2 decimals
+    "hooks:_packet:const:3e84b106": "the Codex loop's count of renders stepped by 2 instead of 1: it is only read "
+    "as whether a render came before, which either step says",
     "render:_digest_value_span:cmp:92315a7a": _DIGEST_LINE,  # line <= 0
     "render:_digest_value_span:const:7a402a4c": _DIGEST_LINE,  # line < 1
     "render:_digest_value_span:const:6465858b": "the newline after the digest is looked for from the digest's "
