@@ -135,6 +135,10 @@ _LOGGED_MS = (
     "the milliseconds a hook call took, as hook.log gives them to a person: nothing reads them back (doctor reads "
     "which calls failed, hook_bench.py times whole processes)"
 )
+_AFTER_RUN = (
+    "a closing backtick run is looked for from the end of the opening run, at offset 1 or later, so it is found at "
+    "1 or later or not at all: `< 0`, `<= 0` and `< 1` agree"
+)
 _STATE_FORM = (
     "the hooks' state file is read only through json.load (app/sessions.py): its escapes, indent and key order "
     "change no value read"
@@ -276,6 +280,12 @@ EQUIVALENT: dict[str, str] = {
     "are written at r1 or later, so neither is above the revision `since` names",
     "render:render:const:03937536": "the digest put in at the value's end instead of its start: render puts it in "
     "while the value is still blank, where start and end are one offset",
+    "render:_inline:cmp:a9aafb0f": _AFTER_RUN,  # close <= 0
+    "render:_inline:const:72ac19af": _AFTER_RUN,  # close < 1
+    "render:_closing_run:cmp:6d35e827": _AFTER_RUN,  # found <= 0
+    "render:_closing_run:const:2983676a": _AFTER_RUN,  # found < 1
+    "render:_closing_run:const:7d130ccd": "`_closing_run` answering -2 instead of -1 for no closing run: its one "
+    "caller asks only whether the answer is below 0",
     "render:verbatim_blocks:const:c0f126ec": "the note read from its second line: the first is the status line of the "
     "preamble (or the title), never a fence that opens a verbatim block",
     "render:verbatim_blocks:append:9f0dfdb4": "the closing fence not stepped over: the next turn of the loop reads it, "
