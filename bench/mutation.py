@@ -11,12 +11,13 @@
 # are on disk instead, uncommitted edits included) is copied first into a scratch folder, the mutants are made
 # from that copy and written there: the real src/ is never touched, since others edit it and run tests while
 # this runs, and a score belongs to one commit, which the report names. Each
-# mutant's tests run as `python -m pytest -x -q -p no:cacheprovider --hypothesis-seed=0 <files>` in that
+# mutant's tests run as `python -m pytest -x -q -p no:cacheprovider --hypothesis-seed=0 -m '' <files>` in that
 # folder with PYTHONPATH at its src/ (ahead of the editable install's path) and no bytecode written (a
 # mutant and the original can have the same size and mtime second, so a cached .pyc could run the wrong one).
-# A pytest that fails, or cannot even import the mutated module, has killed the mutant; one that passes lets it
-# survive; one that outlives the timeout (10x the group's clean run, at least 30 s) is a timeout, counted as
-# killed. The score is (killed + timeouts) / (mutants run), the mutants judged equivalent (EQUIVALENT below,
+# A pytest that fails, or cannot even import the mutated module, has killed the mutant (exit 1 or 2; any other
+# exit, such as 5 when no test was selected, stops the run, since it would judge every mutant killed); one that
+# passes lets it survive; one that outlives the timeout (10x the group's clean run, at least 30 s) is a timeout,
+# counted as killed. The score is (killed + timeouts) / (mutants run), the mutants judged equivalent (EQUIVALENT below,
 # each with its reason) left out. The report is printed and written to bench/results/mutation.md.
 
 from __future__ import annotations
@@ -347,7 +348,8 @@ def run_tests(scratch: Path, group: Group, timeout: float, extra: tuple[str, ...
     """('passed' | 'failed' | 'timeout', seconds, last output lines) of the group's tests in the scratch copy."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WHEYPOINT_", "PYTHON"))}
     env.update(PYTHONPATH=str(scratch / "src"), PYTHONDONTWRITEBYTECODE="1")
-    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0",
+    # `-m ''`: every test of the files, the ones a plain pytest leaves out as slow too.
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0", "-m", "",
             *group.pytest_args, *extra, *group.tests]  # fmt: skip
     started = time.monotonic()
     # A session of its own, so a timeout kills the processes the tests started too.
@@ -360,6 +362,10 @@ def run_tests(scratch: Path, group: Group, timeout: float, extra: tuple[str, ...
         child.communicate()
         return "timeout", time.monotonic() - started, ""
     tail = "\n".join(out.decode("utf-8", "replace").strip().splitlines()[-15:])
+    if child.returncode not in (0, 1, 2):  # 1: a test failed; 2: one could not even be collected (import error)
+        # No test ran (5), or pytest itself failed (3, 4): no verdict, and every mutant would look killed.
+        named = ", ".join(group.tests)
+        raise SystemExit(f"pytest exited {child.returncode} on {named}, which judges no mutant:\n{tail}")
     return ("passed" if child.returncode == 0 else "failed"), time.monotonic() - started, tail
 
 
