@@ -81,3 +81,11 @@ def test_verbatim_blocks_read_an_unclosed_last_block_and_blocks_that_touch() -> 
     assert list(verbatim_blocks("status: ok\n  ```text\n  kept\n  to the end")) == ["kept\nto the end"]
     touching = "x\n  ```text\n  one\n  ```\n  ```text\n  two\n  ```\n"
     assert list(verbatim_blocks(touching)) == ["one", "two"]
+
+
+def test_a_code_span_closes_past_a_longer_run_of_backticks_inside_it() -> None:
+    from wheypoint.notes.render import escape_line
+
+    # The closing run of two is found after a run of three, one character past its end: kept as a code span.
+    assert escape_line("``a```b``") == "``a```b``"
+    assert escape_line("``a```b") == "\\`\\`a\\`\\`\\`b"  # no run of exactly two closes it: every backtick escaped
