@@ -113,9 +113,12 @@ class Server:
         return self.request("POST", "/answer", urlencode(fields).encode(), headers, cookie)
 
 
-def start(home: Path, repo: Path, *args: str) -> Server:
+def start(home: Path, repo: Path, *args: str, sigint_ignored: bool = False) -> Server:
+    # sigint_ignored: started as a shell starts a background job, which inherits SIGINT ignored.
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
     proc = subprocess.Popen([sys.executable, "-m", "wheypoint", "serve", "--port", "0", *args], cwd=repo,
-                            env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ignore)  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line, proc.stderr.read() if proc.stderr else ""
@@ -170,6 +173,9 @@ def test_serve_prints_one_json_line_binds_loopback_and_ends_with_0_on_sigint_and
     other = start(tmp_path / "home", repo)
     assert urlsplit(other.url).query != urlsplit(running.url).query  # a token per run
     assert stop(other) == 0
+    # Started in the background by a shell (SIGINT ignored on the way in), an interrupt still stops it.
+    background = start(tmp_path / "home", repo, sigint_ignored=True)
+    assert stop(background, signal.SIGINT) == 0
 
 
 def test_another_host_is_served_only_with_a_warning(tmp_path: Path, repo: Path) -> None:

@@ -230,7 +230,9 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)  # before the URL is printed: a caller may stop it at once
+    # Both, before the URL is printed (a caller may stop it at once), and SIGINT too: a process started in the
+    # background by a shell inherits SIGINT ignored, and Python then installs no handler of its own for it.
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         print(json.dumps({"ok": True, "command": "serve", "url": url}), file=out, flush=True)
         if open_browser:
@@ -241,6 +243,7 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         server.server_close()
     return 0
