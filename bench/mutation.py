@@ -140,6 +140,10 @@ _AFTER_RUN = (
     "a closing backtick run is looked for from the end of the opening run, at offset 1 or later, so it is found at "
     "1 or later or not at all: `< 0`, `<= 0` and `< 1` agree"
 )
+_ONE_MARK = (
+    "a thematic break is three or more of one mark, tested only after the length: a line of one repeated mark has "
+    "the same mark at 0 and at 1, and any other line fails the test either way"
+)
 _STATE_FORM = (
     "the hooks' state file is read only through json.load (app/sessions.py): its escapes, indent and key order "
     "change no value read"
@@ -287,6 +291,8 @@ EQUIVALENT: dict[str, str] = {
     "render:_closing_run:const:2983676a": _AFTER_RUN,  # found < 1
     "render:_closing_run:const:7d130ccd": "`_closing_run` answering -2 instead of -1 for no closing run: its one "
     "caller asks only whether the answer is below 0",
+    "render:_is_break:const:b78356c1": _ONE_MARK,  # marks[1] in "*-_"
+    "render:_is_break:const:dac3db0e": _ONE_MARK,  # marks == marks[1] * len(marks)
     "render:verbatim_blocks:const:c0f126ec": "the note read from its second line: the first is the status line of the "
     "preamble (or the title), never a fence that opens a verbatim block",
     "render:verbatim_blocks:append:9f0dfdb4": "the closing fence not stepped over: the next turn of the loop reads it, "
