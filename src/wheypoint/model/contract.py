@@ -12,6 +12,7 @@ from wheypoint.model.shapes import (
     DIGEST_PATTERN,
     ENTRY_ID_PATTERN,
     LABEL_PATTERN,
+    MEAT_TYPES,
     READABLE_HARNESSES,
     REVISION_ID_PATTERN,
     SLUG_PATTERN,
@@ -58,7 +59,6 @@ TRANSITION_ACTIONS = ("resolve", "supersede", "withdraw")
 RECORD_ACTIONS = (*TRANSITION_ACTIONS, "move")
 # Seed 0's calibrated tags, which a decision or a directive may carry: how sure the writer is of the claim.
 _CONFIDENCE = {"enum": list(CONFIDENCE_TAGS), "description": "seed 0's calibrated tag: how sure the claim is"}
-MEAT_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
 MAX_MEAT_TEXT = 20000
 
 

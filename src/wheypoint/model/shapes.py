@@ -31,6 +31,9 @@ PATTERN_SHAPES = {
 # find them without loading the whole contract.
 CONFIDENCE_TAGS = ("certain", "speculating", "don't know")
 
+# Seed 3's meat types: what a turn copied into a record is (`--type`), and what an author trailer may name.
+MEAT_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
+
 # The harnesses whose transcripts wheypoint reads; a record's session may also name "other".
 READABLE_HARNESSES = ("claude-code", "codex", "opencode", "gemini")
 

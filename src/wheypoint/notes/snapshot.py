@@ -29,8 +29,8 @@ class MeatItem(Record):
 
 def check_designations(meat: Sequence[Mapping[str, Any]]) -> None:
     """Each designated turn has one of seed 3's meat types (MEAT_TYPES), else `unknown-meat-type` lists them."""
-    from wheypoint.model.contract import MEAT_TYPES
     from wheypoint.model.errors import bad_parameter
+    from wheypoint.model.shapes import MEAT_TYPES
 
     for item in meat:
         kind = item.get("type")

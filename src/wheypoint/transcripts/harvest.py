@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from wheypoint.model.records import Record
+from wheypoint.model.shapes import MEAT_TYPES
 from wheypoint.transcripts.model import ASSISTANT
 
 TYPE_CHECKING = False
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from wheypoint.transcripts.model import Turn
 
-TRAILER_TYPES = ("constraint", "rejected", "correction", "thread", "learning", "pivot", "question")
+TRAILER_TYPES = MEAT_TYPES  # a trailer names one of seed 3's meat types, the same ones `--type` takes
 DEFAULT_WEIGHT = 2
 # Patterns, compiled on first use by `re` (its cache): compiling them costs every start of `turns` half a ms.
 _OPEN = r"(?i)<!--\s*ckpt\b"
