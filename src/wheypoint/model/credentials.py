@@ -25,7 +25,7 @@ from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TE
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 __all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "redact_spans", "scan_text"]
@@ -477,12 +477,21 @@ def redact(text: str, mark: str = "[redacted {rule}]") -> str:
 def redact_spans(text: str, mark: str = "[redacted {rule}]") -> tuple[str, list[dict[str, Any]]]:
     """`redact`'s text, and where each marker now stands in it: `{rule, start, end}`, in order (the record of a
     redacted meat turn keeps these). The rest of the text is kept byte for byte."""
+    return replace_hits(text, redactable(text), mark)
+
+
+def redactable(text: str) -> list[CredentialHit]:
+    """The credentials `redact` replaces: every hit but a value that is all asterisks (masked already)."""
+    return [hit for hit in scan_text(text) if not set(text[hit.start : hit.end]) <= {"*"}]
+
+
+def replace_hits(text: str, hits: Iterable[Any], mark: str) -> tuple[str, list[dict[str, Any]]]:
+    """`text` with each hit (`rule`, `start`, `end`; in order, none overlapping) replaced by `mark` naming its rule,
+    and where each marker now stands: the one replacing loop, for credentials and personal data alike."""
     out: list[str] = []
     spans: list[dict[str, Any]] = []
     at = length = 0
-    for hit in scan_text(text):
-        if set(text[hit.start : hit.end]) <= {"*"}:
-            continue
+    for hit in hits:
         marker = mark.format(rule=hit.rule)
         out.append(text[at : hit.start])
         length += hit.start - at

@@ -179,26 +179,11 @@ def scan_pii(text: str) -> list[PiiHit]:
 
 
 def redact_spans(text: str, mark: str = "[redacted {rule}]") -> tuple[str, list[dict[str, Any]]]:
-    """credentials.redact_spans, then each personal datum left in its output replaced by `mark` too: the text, and
+    """Every credential and every personal datum outside them replaced by `mark` naming its rule: the text, and
     where every marker now stands in it (`{rule, start, end}`, in order). The rest is kept byte for byte."""
-    from wheypoint.model.credentials import redact_spans as redact_credentials
+    from wheypoint.model.credentials import redactable, replace_hits
 
-    text, spans = redact_credentials(text, mark)
-    hits = [hit for hit in scan_pii(text) if all(hit.end <= s["start"] or hit.start >= s["end"] for s in spans)]
-    if not hits:
-        return text, spans
-    out: list[str] = []
-    placed: list[dict[str, Any]] = []
-    at = shift = 0
-    for hit in hits:
-        marker = mark.format(rule=hit.rule)
-        out += [text[at : hit.start], marker]
-        placed.append({"rule": hit.rule, "start": hit.start + shift, "end": hit.start + shift + len(marker)})
-        shift += len(marker) - (hit.end - hit.start)
-        at = hit.end
-    out.append(text[at:])
-    moved = []  # each credential marker, moved by the personal data replaced before it
-    for span in spans:
-        before = sum(len(mark.format(rule=h.rule)) - (h.end - h.start) for h in hits if h.end <= span["start"])
-        moved.append({**span, "start": span["start"] + before, "end": span["end"] + before})
-    return "".join(out), sorted(moved + placed, key=lambda span: span["start"])
+    credentials = redactable(text)
+    hits = [*credentials, *(hit for hit in scan_pii(text)
+                            if all(hit.end <= c.start or hit.start >= c.end for c in credentials))]  # fmt: skip
+    return replace_hits(text, sorted(hits, key=lambda hit: hit.start), mark)
