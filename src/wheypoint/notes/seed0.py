@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from wheypoint.model.records import Record
+from wheypoint.notes.tags import ANY_TAG
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ITEM = re.compile(r"^( *)(?:[-*+]|\d+[.)])\s+(.*)$")
 _LABEL = re.compile(r"^(?:\*\*|__)?([A-Za-z][A-Za-z ,&/'-]{1,40}?)(?:\*\*|__)?\s*[:.]\s*(?:\*\*|__)?\s*(.*)$")
 _BOLD_LABEL = re.compile(r"^(?:\*\*|__)([A-Za-z][A-Za-z ,&/'-]{1,40}?)[:.]?(?:\*\*|__)\s*[:.]?\s*(.*)$")
-_TAG = re.compile(r"`?\\?<(certain|speculating|speculative|don'?t know)\\?>`?", re.IGNORECASE)
 _FORK_PARTS = {"options": "options", "option": "options", "evidence": "evidence", "what each breaks": "breaks",
                "what it breaks": "breaks", "breaks": "breaks", "prior leaning": "leaning",
                "prior leanings": "leaning", "leaning": "leaning"}  # fmt: skip
@@ -155,12 +155,12 @@ def _plain(text: str) -> str:
 def _decision(item: str) -> dict[str, Any]:
     """A key-decision item: the claim, its calibrated tag, and the why after it (seed 0: one line each)."""
     text = _plain(item)
-    tag = _TAG.search(text)
+    tag = ANY_TAG.search(text)  # the forms a hand-written note writes a tag in (notes/tags.py)
     confidence = None
     if tag:
-        word = tag.group(1).lower().replace("speculative", "speculating").replace("dont", "don't")
+        word = tag.group(0).lstrip("\\<").rstrip(">").lower().replace("speculative", "speculating")
         confidence = "don't know" if word.startswith("don") else word
-        claim, why = text[: tag.start()].strip(), text[tag.end() :].strip()
+        claim, why = text[: tag.start()].rstrip(" `"), text[tag.end() :].lstrip("` ")
     else:
         claim, why = _split_why(text)
     why = why.lstrip(":;,.-\u2014\u2013 ").strip()

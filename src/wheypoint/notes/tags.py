@@ -26,7 +26,7 @@ _TAG_WORDS = "|".join(re.escape(tag) for tag in CONFIDENCE_TAGS)
 # The tag sections of a generated note and the line shape an entry takes in them.
 TAGGED_SECTIONS = ("Decisions", "Directives")
 _ENTRY_TAG = re.compile(rf"^- `([a-z]-[0-9a-f]{{12}})` `<({_TAG_WORDS})>` ")
-_ANY_TAG = re.compile(r"\\?<(?:certain|speculating|speculative|don'?t know)>", re.IGNORECASE)
+ANY_TAG = re.compile(r"\\?<(?:certain|speculating|speculative|don'?t know)>", re.IGNORECASE)
 _KEY_DECISIONS = re.compile(r"key decisions?\b", re.IGNORECASE)
 # What may come before a `Key decisions` label: a heading's marks, a list marker, bold or italic marks.
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d+[.)])\s+)?(?:\*\*|__|\*|_)?")
@@ -51,7 +51,7 @@ def entry_tags(sections: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 def has_tag(text: str) -> bool:
     """Whether a claim carries a calibrated tag in any form a hand-written note writes it."""
-    return _ANY_TAG.search(text) is not None
+    return ANY_TAG.search(text) is not None
 
 
 def untagged_decisions(text: str) -> list[tuple[int, str]]:
