@@ -28,6 +28,9 @@ class Reply(Exception):
     """A response decided before the page: its status and its page's title and text."""
 
     def __init__(self, status: int, title: str, text: str) -> None:
+        from wheypoint.model.replies import scrub_text  # the scrub every reply passes (an error page only)
+
+        text = scrub_text(text)  # a refusal's words can quote what the request sent
         super().__init__(text)
         self.status, self.title, self.text = status, title, text
 
