@@ -1,11 +1,12 @@
-"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in six packs."""
+"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in seven packs."""
 
 # Written apart from tests/credential_formats.py (other templates, names, separators, sentence shapes) so the
-# recall it gives was not tuned for.  Six packs: "dev" was looked at while the rules were fixed; "blind" and
+# recall it gives was not tuned for.  Seven packs: "dev" was looked at while the rules were fixed; "blind" and
 # "fresh" were each run once and then fixed on; "fourth" (issue 20 §4, second pass) was written before that pass's
 # fixes were measured on it, run once, and then fixed on.  "fifth" and "sixth" (issue 20 §4, third pass) were both
 # written before either was run: "fifth" was run once on the detector as it stood and then its misses were fixed,
-# "sixth" was run once after those fixes and never fixed on; the first run of each is the honest figure
+# "sixth" was run once after those fixes and never fixed on.  "seventh" (fourth pass) was written and committed
+# before the proximity rule (credential_near.py) was tried on anything; the first run of each is the honest figure
 # (docs/credentials.md).  Every value is drawn from a seeded generator at run time and every prefix is joined from
 # pieces, so the repository holds no string shaped like a live credential.
 #
@@ -597,6 +598,43 @@ PACKS["sixth"] = {
     ),
 }
 
+# A seventh pack (issue 20 §4, fourth pass), written before the proximity rule was tried on anything, to measure
+# it once: its own seed, templates, variable names, separators, secret names and sentence shapes.
+PACKS["seventh"] = {
+    "prose": (
+        "quick q - is {L} {V} still valid or was it revoked?",
+        "ok so I dug the {L} out of an old email: {V}",
+        "{L} for the partner integration below\n{V}\nplease keep it out of git",
+        "Got a fresh {L} from support ({V}), testing now",
+        "> {L}: {V}",
+    ),
+    "assignment": (
+        '{N} := "{V}"',
+        'let {n} = "{V}";',
+        '{n} <- "{V}"',
+        "{N}={V} # rotated 2026-11",
+        "set {N}={V}",
+    ),
+    "json": (
+        '{{"credentials": {{"{n}": "{V}"}}, "region": "eu-west-1"}}',
+        '[{{"key": "{N}", "value": "{V}", "secure": true}}]',
+        '{{"{n}":"{V}"}}',
+    ),
+    "yaml": (
+        'secrets:\n  {n}:\n    value: "{V}"',
+        "{N}: >-\n  {V}",
+        'vars:\n  {n}: "{V}"  # vault later',
+        "environment:\n  - {N}={V}",
+    ),
+    "shell": (
+        "fly secrets set {N}={V}",
+        "kubectl create secret generic app --from-literal={n}={V}",
+        "aws ssm put-parameter --name /app/{n} --value '{V}' --type SecureString",
+        "heroku config:set {N}='{V}' -a api",
+        "{N}={V} npm run deploy",
+    ),
+}
+
 # Wrapped carriers in prose and shell: the thing itself, in a sentence or a command.
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
@@ -626,6 +664,10 @@ WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "sixth": {
         "prose": ("```\n{V}\n```\nthat's the {L}", "fyi {L}: {V} (prod)", "Why does {V} give me a 403?"),
         "shell": ("echo '{V}' | pbcopy", "export {N}='{V}'; make test"),
+    },
+    "seventh": {
+        "prose": ("the {L} came back as\n\n{V}\n\nis that normal?", "is {V} the right {L}?", "{V} <- worked once"),
+        "shell": ("printf %s '{V}' > ~/.secret && chmod 600 ~/.secret", '{N}="{V}" ./scripts/rotate.sh'),
     },
 }
 
@@ -900,6 +942,42 @@ NAMED["sixth"] = {
 }
 
 
+NAMED["seventh"] = {
+    "names": (
+        "hetzner robot password",
+        "gitea admin password",
+        "pihole web password",
+        "plex token",
+        "sonarqube token",
+        "nextcloud app password",
+        "kibana password",
+        "replication password",
+        "backup zip password",
+        "printer admin password",
+        "wordpress db password",
+        "synology password",
+        "matrix access token",
+        "mailchimp api secret",
+        "bastion passphrase",
+        "terraform cloud token",
+    ),
+    "sentences": (
+        "the {K}?? it's literally {V}",
+        "> {K}\n> {V}\n\nthat's what the runbook says",
+        "I think {V} is still the {K} but double check",
+        "{K} was wrong in the .env, correct one: {V}",
+        "after rotating, the {K} became {V}",
+        "| {K} | {V} |",
+        "can't log in: tried {K} {V} twice",
+        "the {K} for acme-prod is set to {V} on the server and in CI",
+        "ssh worked, but the {K} {V} didn't",
+        "so {K} changed. now: {V}",
+        "sending the {K} separately, here you go {V}",
+        "{K} (don't paste in slack): {V}",
+    ),
+}
+
+
 def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     """(sentence template, text, value) for n prefix-less secrets introduced by a name in a sentence."""
     rng = random.Random(seed)
@@ -918,7 +996,7 @@ def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337, "fourth": 52829, "fifth": 60493, "sixth": 17929}
+SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337, "fourth": 52829, "fifth": 60493, "sixth": 17929, "seventh": 84211}
 
 
 def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
