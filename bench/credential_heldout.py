@@ -1,12 +1,13 @@
-"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in seven packs."""
+"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in eight packs."""
 
 # Written apart from tests/credential_formats.py (other templates, names, separators, sentence shapes) so the
-# recall it gives was not tuned for.  Seven packs: "dev" was looked at while the rules were fixed; "blind" and
+# recall it gives was not tuned for.  Eight packs: "dev" was looked at while the rules were fixed; "blind" and
 # "fresh" were each run once and then fixed on; "fourth" (issue 20 §4, second pass) was written before that pass's
 # fixes were measured on it, run once, and then fixed on.  "fifth" and "sixth" (issue 20 §4, third pass) were both
 # written before either was run: "fifth" was run once on the detector as it stood and then its misses were fixed,
 # "sixth" was run once after those fixes and never fixed on.  "seventh" (fourth pass) was written and committed
-# before the proximity rule (credential_near.py) was tried on anything; the first run of each is the honest figure
+# before the proximity rule (credential_near.py) was tried on anything, run once, then fixed on; "eighth" was
+# written after that run and before those fixes, and run once after them; the first run of each is the honest figure
 # (docs/credentials.md).  Every value is drawn from a seeded generator at run time and every prefix is joined from
 # pieces, so the repository holds no string shaped like a live credential.
 #
@@ -635,6 +636,42 @@ PACKS["seventh"] = {
     ),
 }
 
+# An eighth pack, written after the seventh's one run and before the fixes made on its misses, to measure those once.
+PACKS["eighth"] = {
+    "prose": (
+        "hmm, the {L} I copied earlier ({V}) gives 401 now",
+        "Steps: open settings, paste {V} into the {L} box, save",
+        "{L} -> {V} (valid until the 30th)",
+        "we still have the old {L} around somewhere... found it: {V}",
+        "* {L}: {V}\n* region: us-east-2",
+    ),
+    "assignment": (
+        "{N} ?= {V}",
+        '$config["{n}"] = "{V}";',
+        "const {N}: string = '{V}'",
+        "{n} = '{V}'  ; ini",
+        '{N}="{V}" # local only',
+    ),
+    "json": (
+        '{{"data": {{"attributes": {{"{n}": "{V}"}}}}}}',
+        '{{"name": "{N}", "secret": true, "value": "{V}"}}',
+        '{{ "{N}" : "{V}" , "debug" : false }}',
+    ),
+    "yaml": (
+        "stringData:\n  {n}: {V}",
+        "{n}:\n  - {V}",
+        '"{N}": "{V}"',
+        "auth:\n  {n}: |\n    {V}",
+    ),
+    "shell": (
+        "gh secret set {N} --body '{V}' --env prod",
+        'az keyvault secret set --vault-name kv1 --name {n} --value "{V}"',
+        "env {N}={V} python manage.py check",
+        "launchctl setenv {N} {V}",
+        "read -r {N} <<< '{V}'",
+    ),
+}
+
 # Wrapped carriers in prose and shell: the thing itself, in a sentence or a command.
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
@@ -668,6 +705,10 @@ WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "seventh": {
         "prose": ("the {L} came back as\n\n{V}\n\nis that normal?", "is {V} the right {L}?", "{V} <- worked once"),
         "shell": ("printf %s '{V}' > ~/.secret && chmod 600 ~/.secret", '{N}="{V}" ./scripts/rotate.sh'),
+    },
+    "eighth": {
+        "prose": ("my {L}, copied from the dashboard just now:\n{V}", "{V} is what ops sent as the {L}", "try {V}?"),
+        "shell": ("echo -n '{V}' > ./secrets/{n} && kubectl apply -k .", 'SECRET="{V}" make release'),
     },
 }
 
@@ -978,6 +1019,42 @@ NAMED["seventh"] = {
 }
 
 
+NAMED["eighth"] = {
+    "names": (
+        "opnsense root password",
+        "unraid password",
+        "gitlab runner token",
+        "redash api secret",
+        "metabase password",
+        "coolify token",
+        "proxmox password",
+        "vaultwarden admin token",
+        "sentry dsn secret",
+        "rundeck password",
+        "bitbucket app password",
+        "dokku secret",
+        "esxi root pw",
+        "mosquitto passphrase",
+        "pagerduty api secret",
+        "mattermost token",
+    ),
+    "sentences": (
+        "btw {K} is the usual one, {V}, unless someone changed it",
+        "{K}\n\n    {V}\n",
+        "ugh, typo: the {K} should read {V} not what I sent",
+        "**{K}** {V}",
+        "The vendor emailed the {K} ({V}); can you store it?",
+        "{V} (= {K})",
+        "ok the {K} works: {V} - logged in fine",
+        "whoever set the {K} to {V} please rotate",
+        "what is {V}? it was next to the {K} in the wiki",
+        "{K} for tonight: {V} / user: ops",
+        "- [x] reset {K} to {V}",
+        "note {K}={V} in the runbook",
+    ),
+}
+
+
 def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     """(sentence template, text, value) for n prefix-less secrets introduced by a name in a sentence."""
     rng = random.Random(seed)
@@ -996,7 +1073,16 @@ def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-SEEDS = {"dev": 7101, "blind": 99173, "fresh": 31337, "fourth": 52829, "fifth": 60493, "sixth": 17929, "seventh": 84211}
+SEEDS = {
+    "dev": 7101,
+    "blind": 99173,
+    "fresh": 31337,
+    "fourth": 52829,
+    "fifth": 60493,
+    "sixth": 17929,
+    "seventh": 84211,
+    "eighth": 40127,
+}
 
 
 def _found(text: str, core: str, scan: Callable[[str], list[object]]) -> bool:
