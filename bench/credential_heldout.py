@@ -1,13 +1,14 @@
-"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in eight packs."""
+"""Held-out credential sets: 55 formats in five forms, and prefix-less secrets named in a sentence, in nine packs."""
 
 # Written apart from tests/credential_formats.py (other templates, names, separators, sentence shapes) so the
-# recall it gives was not tuned for.  Eight packs: "dev" was looked at while the rules were fixed; "blind" and
+# recall it gives was not tuned for.  Nine packs: "dev" was looked at while the rules were fixed; "blind" and
 # "fresh" were each run once and then fixed on; "fourth" (issue 20 §4, second pass) was written before that pass's
 # fixes were measured on it, run once, and then fixed on.  "fifth" and "sixth" (issue 20 §4, third pass) were both
 # written before either was run: "fifth" was run once on the detector as it stood and then its misses were fixed,
 # "sixth" was run once after those fixes and never fixed on.  "seventh" (fourth pass) was written and committed
 # before the proximity rule (credential_near.py) was tried on anything, run once, then fixed on; "eighth" was
-# written after that run and before those fixes, and run once after them; the first run of each is the honest figure
+# written after that run and before those fixes, run once after them, then fixed on; "ninth" likewise after the
+# eighth; the first run of each is the honest figure
 # (docs/credentials.md).  Every value is drawn from a seeded generator at run time and every prefix is joined from
 # pieces, so the repository holds no string shaped like a live credential.
 #
@@ -672,6 +673,42 @@ PACKS["eighth"] = {
     ),
 }
 
+# A ninth pack, written after the eighth's one run and before the fixes made on its misses, to measure those once.
+PACKS["ninth"] = {
+    "prose": (
+        "the {L} the contractor left in the README is {V}, should we revoke it?",
+        "I'm pretty sure {V} is our {L} for sandbox",
+        "Pasting for reference -- {L}: {V}",
+        "{L}\n{V}\n(from the old wiki page)",
+        "rotate {L} {V} asap, it was in a public gist",
+    ),
+    "assignment": (
+        "{n} => '{V}',",
+        "{N} = {V}",
+        'final String {n} = "{V}";',
+        "{n}: '{V}'",
+        "export {N}='{V}' # pragma: allowlist secret",
+    ),
+    "json": (
+        '{{"env": {{"{N}": "{V}"}}}}',
+        '{{"kind": "Secret", "stringData": {{"{n}": "{V}"}}}}',
+        '[{{"{n}": "{V}"}}]',
+    ),
+    "yaml": (
+        "{n}: {V} # prod",
+        "- name: {n}\n  value: '{V}'",
+        "settings:\n  {N}: {V}",
+        "{N}: |-\n  {V}",
+    ),
+    "shell": (
+        "export {N}={V}",
+        "podman run -e {N}='{V}' img",
+        'gh variable set {N} --body "{V}"',
+        "echo '{N}={V}' >> $GITHUB_ENV",
+        "sops set secrets.yaml '[\"{n}\"]' '\"{V}\"'",
+    ),
+}
+
 # Wrapped carriers in prose and shell: the thing itself, in a sentence or a command.
 WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "dev": {
@@ -709,6 +746,10 @@ WRAPPED: dict[str, dict[str, tuple[str, ...]]] = {
     "eighth": {
         "prose": ("my {L}, copied from the dashboard just now:\n{V}", "{V} is what ops sent as the {L}", "try {V}?"),
         "shell": ("echo -n '{V}' > ./secrets/{n} && kubectl apply -k .", 'SECRET="{V}" make release'),
+    },
+    "ninth": {
+        "prose": ("{L} (keep private):\n\n{V}\n", "why is {V} rejected by the API?", "{V}\nthat one is the {L}"),
+        "shell": ("cat > ./cred.txt << 'X'\n{V}\nX", "TOKEN='{V}' ./smoke"),
     },
 }
 
@@ -1055,6 +1096,42 @@ NAMED["eighth"] = {
 }
 
 
+NAMED["ninth"] = {
+    "names": (
+        "home assistant token",
+        "octoprint api secret",
+        "weblate password",
+        "grafana cloud token",
+        "drone secret",
+        "netbox token",
+        "zabbix admin password",
+        "traefik dashboard password",
+        "portainer password",
+        "jellyfin api token",
+        "ovh application secret",
+        "mikrotik password",
+        "truenas root password",
+        "concourse password",
+        "n8n encryption key",
+        "umami secret",
+    ),
+    "sentences": (
+        "the {K} is in 1password but here it is anyway: {V}",
+        "{K}:\n\n{V}",
+        "found an old {K} in my notes, {V}, does it still work?",
+        "{V} ← {K}",
+        "So I reset the {K}. New one: {V}",
+        "The {K} (the one in the wiki is outdated) is {V}",
+        "I'm getting 'access denied' with {K} = {V}",
+        "{K}, as requested: {V}",
+        "we need to change {K} {V} before the audit",
+        "the {K}, which Priya set, {V}",
+        "Yes, {V}. That's the {K}.",
+        "{K} is `{V}` and the user is admin",
+    ),
+}
+
+
 def named_cases(pack: str, seed: int, n: int) -> list[tuple[str, str, str]]:
     """(sentence template, text, value) for n prefix-less secrets introduced by a name in a sentence."""
     rng = random.Random(seed)
@@ -1082,6 +1159,7 @@ SEEDS = {
     "sixth": 17929,
     "seventh": 84211,
     "eighth": 40127,
+    "ninth": 73319,
 }
 
 
