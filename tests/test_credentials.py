@@ -646,6 +646,7 @@ def _fake(alphabet: str, n: int, seed: int) -> str:
 # missed by the scanner of commit c592434.
 LATER_PHRASINGS = [
     ("prose-secret", "db pwd: Xk9#mP2vLq7"),
+    ("prose-secret-near", "`harbor robot secret`: `" + _fake(ALNUM, 24, 9) + "`"),
     ("prose-secret", "the creds are admin:Xk9#mP2vLq7"),
     ("prose-secret", "twilio auth token " + _fake(HEX, 32, 1)),
     (

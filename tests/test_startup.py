@@ -40,7 +40,8 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           "wheypoint.model.rules", "wheypoint.model.credentials", "wheypoint.model.kernel", "wheypoint.model.refs",
           # the scan every intent goes through: its hand-written rules, the generated gitleaks table (data) and
           # how it searches a text
-          "wheypoint.model.credential_hand", "wheypoint.model.credential_rules", "wheypoint.model.credential_text",
+          "wheypoint.model.credential_hand", "wheypoint.model.credential_near", "wheypoint.model.credential_rules",
+          "wheypoint.model.credential_text",
           "wheypoint.model.credential_values", "wheypoint.model.pii",  # and the personal-data scan beside it
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.noteplace", "wheypoint.app.sessions",
@@ -59,7 +60,9 @@ _LOOKUP = "wheypoint.app.lookup"  # which work a reference means, for every comm
 # command -> (arguments, the wheypoint modules it may load, standard modules allowed beyond the baseline)
 PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
     "show": (
-        ["show", "retry-backoff"], _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show", _LINKS, _LOOKUP}, set()
+        ["show", "retry-backoff"],
+        _CLI | _CONTEXT | _STORE | _RENDER | {"wheypoint.app.show", _LINKS, _LOOKUP},
+        set(),
     ),
     "log": (["log", "retry-backoff"], _CLI | _CONTEXT | _STORE | {"wheypoint.app.show", _LOOKUP, *_RENDER}, set()),
     # list looks through the checkout's notes folder for hand-written notes; a generated one is recognised by its

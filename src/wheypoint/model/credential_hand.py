@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+from wheypoint.model.credential_near import check as near_check
 from wheypoint.model.credential_values import (
     CHAIN_SRC,
     PICKED_SRC,
@@ -35,7 +36,7 @@ _ASSIGN_KEYWORDS = (
 
 # What a sentence calls a secret: a password (a bare "pass" only after a word naming what it opens: "db pass",
 # never Python's `pass`), a token, a key named by what it does or opens ("the HMAC key", "the app key").
-_PROSE_KEYWORDS = (
+PROSE_KEYWORDS = (
     r"pass(?:word|wd|phrase|code)|(?<=[A-Za-z0-9][ _])pass(?![A-Za-z0-9_])|pwd\b|(?<![A-Za-z])pw(?![A-Za-z])|psk\b"
     r"|secret|token|credentials?|creds\b"
     r"|(?:api|access|secret|private|hmac|encryption|signing|master|license|unseal|decryption|session|webhook"
@@ -398,9 +399,11 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         "high-entropy-assignment",
         # NAME=value, NAME: value; a name/value pair ({"name": "NAME", "value": ...}, "- name: NAME" then
         # "value: ..."); a CLI storing a named secret (gh secret set NAME --body value, ... --name NAME --value value)
-        # (a subscript too: os.environ["NAME"] = value; and a name/data pair: {"id": "NAME", "data": ...})
+        # (a subscript too: os.environ["NAME"] = value; and a name/data pair: {"id": "NAME", "data": ...}; a YAML
+        # mapping under the name: "NAME:" then "value: ..." on the next line)
         r"(?P<n>(?i:" + _ASSIGN_KEYWORDS + r"))[A-Za-z0-9_.-]{0,30}[\"']?\]?[ \t]*"
-        r"(?::=|=>|<-|=|:|,[ \t]*[\"']?(?i:value|data)[\"']?[ \t]*:|\r?\n[ \t]+value[ \t]*:"
+        r"(?::=|=>|<-|=|:?[ \t]*\r?\n[ \t]+value[ \t]*:|:|,[ \t]*[\"']?(?i:value|data)[\"']?[ \t]*:"
+        r"|:[ \t]*\r?\n[ \t]*-[ \t]+|[ \t]*<<<"  # a YAML list under the name; a here-string (read -r NAME <<< value)
         r"|[ \t]+(?:--body|-b|--value)(?:[ \t]+|=))[ \t]*"
         r"(?:[>|][-+]?[ \t]*\r?\n[ \t]*)?"  # a YAML block scalar: the value on the next line
         r"(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;]{8,})",
@@ -422,7 +425,7 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         # must follow the name at once ("twilio token 3f9a...").  A value on the next line after the link counts.
         # (markdown emphasis may close after the name or after its link: "**db password:** ...", "**token**: ...";
         # an aside in parentheses may stand between the name and the rest: "the X (set up last year) ...")
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!)\]]?\*{0,3}(?P<a>[ \t]+\([^()\n]{1,80}\))?"
+        r"(?P<k>(?i:" + PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!)\]]?\*{0,3}(?P<a>[ \t]+\([^()\n]{1,80}\))?"
         # (a link is a word, or a sign with a space after it: `key:value` and `a=b` are code, not a sentence)
         r"(?:(?P<l>[ \t]*(?::|(?<![=!<>])=(?!=)))\*{0,3}[ \t]*"
         # (each word taken whole, as an atomic group would: a lookahead, then a reference to what it saw)
@@ -443,16 +446,23 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         r"(?P<g>(?:[ \t]+[^\s]{1,20}){0,4}?)[ \t]+"
         r"(?:\(?(?P<lk>(?i:is|as|was|it's|it is|that's|that is|for))[ \t]+|(?P<lp>\())"
         r"(?:(?i:the|my|our|your|a|an|his|her|their)[ \t]+)?(?:[\w.'’-]{1,20}[ \t]+){0,3}?"
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?![A-Za-z])",
+        r"(?P<k>(?i:" + PROSE_KEYWORDS + r"))(?![A-Za-z])",
         _check_prose_reversed,
     ),
     (
         "prose-secret-bare",
         # the name, a few words and the value with no link between: "here's the signing key you wanted ..."
         # (the value holds a digit, so the words in between are not taken for it)
-        r"(?P<k>(?i:" + _PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!]?(?P<g>(?:,?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){1,6}?)"
+        r"(?P<k>(?i:" + PROSE_KEYWORDS + r"))(?:s|'s|’s)?[?!]?(?P<g>(?:,?[ \t]+(?=(?P<t>[^\s:=]{1,25}))(?P=t)){1,6}?)"
         r"[ \t]+(?P<q>[\"'`]?)(?=[^\s\"'`]*[0-9])(?P<v>[^\s\"'`]{8,}?)(?=[\"'`]|[.,;!?)]?(?:\s|$))",
         _check_prose_bare,
+    ),
+    (
+        "prose-secret-near",
+        # a secret-looking word a few words from the name, whatever joins them (credential_near.py): the pattern
+        # here is the name only; credentials.py asks credential_near for the candidates at each name
+        r"(?<![A-Za-z])(?P<k>(?i:" + PROSE_KEYWORDS + r"))(?P<v>)",
+        near_check,
     ),
     (
         "piped-secret",

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
+    from wheypoint.model.credential_near import Near
+
 __all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "redact_spans", "scan_text"]
 
 
@@ -109,6 +111,13 @@ RULES: tuple[tuple[str, str], ...] = (
         "prose-secret-bare",
         "A sentence naming a secret, up to six words and a value holding a digit with no link between: "
         "'here's the signing key you wanted ...'.",
+    ),
+    (
+        "prose-secret-near",
+        "A word within eight words after a secret's name (one blank line at most), or four before it behind a mark or "
+        "a linking word, that reads as a secret by itself, whatever joins the two: '`K`: `...`', 'K -- ... --', "
+        "'did the K (...) leak?', '... — K, prod only'. Never code, a reference, a path or what the words next to it "
+        "rename.",
     ),
     (
         "piped-secret",
@@ -201,6 +210,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "prose-secret": _PROSE_NEEDLES,
     "prose-secret-after": _PROSE_NEEDLES,
     "prose-secret-bare": _PROSE_NEEDLES,
+    "prose-secret-near": _PROSE_NEEDLES,
     "piped-secret": ("echo", "printf"),
 }
 
@@ -236,6 +246,10 @@ _WHOLE_TEXT = frozenset({"private-key", "putty-private-key", "twilio-account-sid
 # on the line before each occurrence, and only where a linking word stands there (see _ending_at).
 _ENDING = frozenset({"prose-secret-after"})
 _BEFORE = 160  # how far before the name such a match may start
+
+# The proximity rule (credential_near.py): at each occurrence of a name, the candidate values a few words from it,
+# each judged by credential_near.check.
+_NEAR = frozenset({"prose-secret-near"})
 
 # A gitleaks rule every match of which starts with one of its keywords (the generator works that out from the
 # pattern) is tried only where a keyword occurs, like the anchored hand-written rules.  Any other is searched over
@@ -324,6 +338,15 @@ class _Compiled:
         self.global_allow = generated.GLOBAL_ALLOW
         self.global_stopwords = generated.GLOBAL_STOPWORDS
         self.patterns: dict[int, re.Pattern[str]] = {}
+        self._near: list[Near] = []
+
+    def near(self) -> Near:
+        """The proximity rule's patterns, compiled when it first runs."""
+        if not self._near:
+            from wheypoint.model.credential_near import Near
+
+            self._near.append(Near(self.hand.PROSE_KEYWORDS))
+        return self._near[0]
 
     def pattern(self, rule: _Rule) -> re.Pattern[str]:
         compiled = self.patterns.get(rule.priority)
@@ -410,7 +433,11 @@ def _scan(text: str) -> list[CredentialHit]:
         pattern = compiled.pattern(rule)
         starts = shapes.get(rule.needles[0])
         matches: Iterator[re.Match[str]]
-        if rule.rule_id in _ENDING:  # tried on the line before each needle, where a link word stands
+        if rule.rule_id in _NEAR:  # the candidates a few words from each name
+            near = compiled.near()
+            starts = haystack.occurrences(tuple(present.intersection(rule.needles)))
+            matches = (m for at in starts for m in near.matches(text, at))
+        elif rule.rule_id in _ENDING:  # tried on the line before each needle, where a link word stands
             starts = haystack.occurrences(tuple(present.intersection(rule.needles)))
             matches = (m for at in starts for m in _ending_at(pattern, text, at))
         elif rule.anchored or starts is not None:  # tried where a match can start
