@@ -99,6 +99,33 @@ def test_a_replay_is_answered_with_the_stored_revision_and_writes_nothing(store:
     assert len(store.revisions("w0")) == 1
 
 
+def test_the_version_grows_with_every_revision_written_and_not_with_a_replay_or_a_refusal(location: str) -> None:
+    # What `serve`'s pages poll (/changes): a store not made yet is 0; each revision, of any work, adds one.
+    unmade = open_store(location, create=False)
+    try:
+        assert unmade.version() == 0
+    finally:
+        unmade.close()
+    store = open_store(location, create=True)
+    try:
+        assert store.version() == 0
+        seed(store, works=2)
+        assert store.version() == 2
+        write(store, "w0", 2, "rev-w0-1")
+        assert store.version() == 3
+        write(store, "w0", 2, "rev-w0-1")  # a replay writes nothing
+        with pytest.raises(Refusal):
+            write(store, "w1", 2, "rev-w1-0")  # a stale base writes nothing
+        assert store.version() == 3
+        other = open_store(location, create=False)  # another connection sees the same number
+        try:
+            assert other.version() == 3
+        finally:
+            other.close()
+    finally:
+        store.close()
+
+
 def test_a_failed_write_leaves_nothing_and_the_connection_writes_again(store: Store) -> None:
     seed(store)
     with pytest.raises(Refusal) as refused:  # a second work with a slug its project already has

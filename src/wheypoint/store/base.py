@@ -95,6 +95,9 @@ class Store(Protocol):
     def revisions_to_check(self, work_id: str) -> list[tuple[str, int, str | None, str, str, str]]:
         """A work's revision rows unparsed: (id, number, parent, record_digest column, record JSON, receipt JSON)."""
 
+    def version(self) -> int:
+        """A number that grows with every revision written (the count of revisions): what `serve` polls."""
+
     def health(self) -> dict[str, Any]:
         """The backend's own facts: backend, location, exists, schema_version, size_bytes, integrity (see doctor)."""
 

@@ -223,6 +223,11 @@ class SqlStore:
         )
         return [(str(a), int(b), c, str(d), str(e), str(f)) for a, b, c, d, e, f in rows]
 
+    def version(self) -> int:
+        """How many revisions the store holds: append-only, so every write (a checkpoint, an import) raises it."""
+        row = self._one("SELECT count(*) FROM revisions", ())
+        return int(row[0]) if row else 0
+
     def health(self) -> dict[str, Any]:
         """What the backend itself can say of the store: where, its schema version, its size, its own check."""
         raise NotImplementedError

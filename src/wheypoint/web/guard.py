@@ -7,17 +7,29 @@ import hmac
 import secrets
 
 COOKIE = "wheypoint_session"
-# Sent with every response: no script at all, nothing from another host, never inside a frame, never cached.
-SECURITY_HEADERS = (
-    ("Content-Security-Policy", "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; "
-                                "form-action 'self'; frame-ancestors 'none'"),
-    ("X-Content-Type-Options", "nosniff"),
-    ("X-Frame-Options", "DENY"),
-    ("Referrer-Policy", "no-referrer"),
-    ("Cache-Control", "no-store"),
-    ("Cross-Origin-Opener-Policy", "same-origin"),
-    ("Cross-Origin-Resource-Policy", "same-origin"),
-)  # fmt: skip
+LIVE_SCRIPT = "/live.js"  # the one script a page may run (web/live.py); every other response may run none
+
+
+def policy(script: str | None = None) -> str:
+    """The Content-Security-Policy: nothing from another host, never inside a frame; `script` the one script
+    address (this server's /live.js, in full) a page may run, else no script at all."""
+    allowed = script or "'none'"
+    return (f"default-src 'self'; script-src {allowed}; connect-src 'self'; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def security_headers(script: str | None = None) -> tuple[tuple[str, str], ...]:
+    """Sent with every response: the CSP above, no sniffing, no frame, no referrer, never cached."""
+    return (
+        ("Content-Security-Policy", policy(script)),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cache-Control", "no-store"),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+        ("Cross-Origin-Resource-Policy", "same-origin"),
+    )
+
 
 
 class Guard:

@@ -19,6 +19,11 @@ section.gate { border: 1px solid #bbb; border-radius: 6px; padding: .5rem 1rem; 
 label { display: block; margin-top: .5rem; font-weight: 600; } textarea { width: 100%; min-height: 3rem; }
 button { margin-top: .5rem; padding: .3rem 1rem; } a:focus, button:focus, textarea:focus { outline: 3px solid #36c; }
 table { border-collapse: collapse; } td, th { text-align: left; padding: .2rem .6rem; vertical-align: top; }
+nav a { margin-right: 1rem; } select:focus, input:focus { outline: 3px solid #36c; }
+svg.lineage { max-width: 100%; height: auto; font: 13px system-ui, sans-serif; }
+svg.lineage .node.gated rect { fill: #fde2e1; stroke: #c0392b; } svg.lineage .node.current rect { stroke-width: 3; }
+svg.lineage .status, svg.lineage .edge-label { fill: #555; font-size: 11px; } svg.lineage a:focus rect { stroke: #36c; }
+.added { background: #eef6ee; } .removed { background: #fbeaea; } .bad { color: #a11; font-weight: 600; }
 """
 
 
@@ -27,11 +32,17 @@ def _e(value: object) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def layout(title: str, body: str) -> str:
+def layout(title: str, body: str, live: tuple[int, str] | None = None) -> str:
+    """A whole page; `live` (the store version it was drawn from, its own GET address) makes it run /live.js."""
+    head = ""
+    if live is not None:
+        version, address = live
+        head = (f'<meta name="wheypoint-version" content="{_e(version)}">'
+                f'<meta name="wheypoint-page" content="{_e(address)}"><script src="/live.js" defer></script>')
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<title>{_e(title)} · wheypoint</title><link rel="stylesheet" href="/style.css"></head>'
-            f'<body><nav><a href="/">Inbox</a></nav>{body}</body></html>\n')  # fmt: skip
+            f'<title>{_e(title)} · wheypoint</title><link rel="stylesheet" href="/style.css">{head}</head>'
+            f'<body><nav><a href="/">Inbox</a><a href="/health">Health</a></nav>{body}</body></html>\n')  # fmt: skip
 
 
 def age(since: str, now: float | None = None) -> str:
@@ -105,7 +116,7 @@ def _works_table(works: list[dict[str, Any]]) -> str:
             f"<th>Updated</th></tr></thead><tbody>{rows}</tbody></table>")  # fmt: skip
 
 
-def _notice(notice: str | None, refused: bool = False) -> str:
+def notice_html(notice: str | None, refused: bool = False) -> str:
     return f'<p class="{"refused" if refused else "notice"}" role="status">{_e(notice)}</p>' if notice else ""
 
 
@@ -120,7 +131,7 @@ def filter_form(chosen: dict[str, list[str]]) -> str:
     return f'<form method="get" action="/" class="filters">{fields}<button type="submit">Filter</button></form>'
 
 
-def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None) -> str:
+def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None, live: tuple[int, str] | None = None) -> str:
     gates = data["gates"]
     body = [f"<h1>Inbox: {len(gates)} open gate{'s' if len(gates) != 1 else ''}</h1>",
             filter_form(data.get("filters") or {})]  # fmt: skip
@@ -131,51 +142,4 @@ def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None) -> str
     for group, works in data["works"].items():
         if works:
             body.append(f"<h2>{_e(group)} ({len(works)})</h2>{_works_table(works)}")
-    return layout("Inbox", "".join(body))
-
-
-def _entries(record: dict[str, Any]) -> str:
-    rows = []
-    for entry in record.get("entries", []):
-        extra = "".join(f"<div class=\"meta\">{_e(k)}: {_e(entry[k])}</div>" for k in ("quote", "rationale", "owner",
-                        "when") if entry.get(k))  # fmt: skip
-        settled = entry.get("settled") or {}
-        if settled:
-            extra += f"<div class=\"meta\">{_e(settled.get('action'))} in r{_e(settled.get('revision_number'))}: " \
-                     f"{_e(settled.get('rationale'))}</div>"
-        gate = " (gate)" if entry.get("gates") else ""
-        rows.append(f"<tr><td>{_e(entry['kind'])}{gate}</td><td>{_e(entry['state'])}</td>"
-                    f"<td>{_e(entry['text'])}{extra}</td></tr>")  # fmt: skip
-    return ("<table><thead><tr><th>Kind</th><th>State</th><th>Text</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
-
-
-def revisions_table(revisions: list[dict[str, Any]]) -> str:
-    rows = []
-    for revision in revisions:
-        added = "; ".join(f"{a['kind']}: {a['text']}" for a in revision.get("added", []))
-        moved = "; ".join(f"{t['entry']} {t['action']}" for t in revision.get("transitioned", []))
-        rows.append(f"<tr><td>r{_e(revision['revision_number'])}</td><td>{_e(revision['captured_at'])}</td>"
-                    f"<td>{_e(revision.get('author') or '')}</td><td>{_e(added)}</td><td>{_e(moved)}</td></tr>")
-    return ("<table><thead><tr><th>Revision</th><th>Captured</th><th>Author</th><th>Added</th><th>Moved</th></tr>"
-            f"</thead><tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
-
-
-def work_html(data: dict[str, Any], csrf: str, notice: str | None = None, refused: bool = False,
-              moved: list[dict[str, Any]] | None = None) -> str:  # fmt: skip
-    """A work's page, from its record: orientation, status, gates with their forms, entries, revisions."""
-    record = data["record"]
-    body = [_notice(notice, refused), f"<h1>{_e(record['slug'])}</h1>",
-            f"<p class=\"meta\">{_e(record['project_key'])} · {_e(record['work_id'])}"
-            f" · r{_e(record['revision_number'])} · {_e(record['status'])}"
-            f" · next {_e((record.get('next') or {}).get('move'))}</p>",
-            f"<p>{_e(record['orientation'])}</p>"]  # fmt: skip
-    if moved:
-        body.append(f"<h2>What changed since the page you answered from</h2>{revisions_table(moved)}")
-    if data["gates"]:
-        body.append("<h2>Open gates</h2>" + "".join(gate_section(g, csrf) for g in data["gates"]))
-    if record.get("notes"):
-        body.append(f"<h2>Notes</h2><pre>{_e(record['notes'])}</pre>")
-    body.append(f"<h2>Entries</h2>{_entries(record)}")
-    body.append(f"<h2>Revisions</h2>{revisions_table(data['revisions'])}")
-    return layout(record["slug"], "".join(body))
+    return layout("Inbox", "".join(body), live)

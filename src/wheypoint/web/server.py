@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 from wheypoint.app.context import Context
 from wheypoint.model.errors import Refusal
 from wheypoint.web import pages
-from wheypoint.web.guard import SECURITY_HEADERS, Guard, cookie_header, session_of
+from wheypoint.web.guard import LIVE_SCRIPT, Guard, cookie_header, security_headers, session_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 MAX_BODY = 64 * 1024  # an answer and a reason fit many times over; a bigger body is refused unread
 WORK_PATH = re.compile(r"^/work/([a-z0-9](?:[a-z0-9-]{0,47})\.[0-9a-f]{8})$")
+DIFF_PATH = re.compile(r"^/work/([a-z0-9](?:[a-z0-9-]{0,47})\.[0-9a-f]{8})/diff$")
+REVISION = re.compile(r"^(?:[rR]?[0-9]{1,9}|rev-[0-9a-f]{16})$")  # what `diff` takes: rN, N or a revision id
+VERSION = re.compile(r"^[0-9]{1,18}$")
 FIELDS = ("csrf", "work_id", "entry", "base", "answer", "reason")
 
 
@@ -55,10 +58,13 @@ class Handler(BaseHTTPRequestHandler):
         self._send(code, pages.message_page(f"{code}", message or "bad request"), close=True)
 
     def _send(self, status: int, html: str | None, headers: tuple[tuple[str, str], ...] = (),
-              content_type: str = "text/html; charset=utf-8", close: bool = False) -> None:  # fmt: skip
+              content_type: str = "text/html; charset=utf-8", close: bool = False,
+              live: bool = False) -> None:  # fmt: skip
+        """One response; `live`: a page that runs /live.js, so its CSP lets that one script address run."""
         data = (html or "").encode("utf-8")
         self.send_response(status)
-        for name, value in (*SECURITY_HEADERS, *headers):
+        script = self.guard.origin + LIVE_SCRIPT if live else None
+        for name, value in (*security_headers(script), *headers):
             self.send_header(name, value)
         if html is not None:
             self.send_header("Content-Type", content_type)
@@ -115,29 +121,88 @@ class Handler(BaseHTTPRequestHandler):
             return
         session = self._session()
         csrf = self.guard.csrf_for(session)
-        if parts.path == "/":
+        path = parts.path
+        if path == "/":
             from wheypoint.app.inbox import inbox
 
+            live = self._live("/" + (f"?{parts.query}" if parts.query else ""))
             try:
                 data = inbox(self.context(), _filters(parts.query))
             except Refusal as refusal:
                 raise Reply(400, "Bad filter", refusal.message) from None
-            self._send(200, pages.inbox_page(data, csrf))
-        elif parts.path == "/style.css":
+            self._send(200, pages.inbox_page(data, csrf, live=live), live=True)
+        elif path == "/style.css":
             self._send(200, pages.STYLE, content_type="text/css; charset=utf-8")
-        elif WORK_PATH.match(parts.path):
-            self._send(200, self._work(WORK_PATH.match(parts.path).group(1), csrf))  # type: ignore[union-attr]
+        elif path == LIVE_SCRIPT:
+            from wheypoint.web.live import LIVE_JS
+
+            self._send(200, LIVE_JS, content_type="text/javascript; charset=utf-8")
+        elif path == "/changes":
+            self._changes(parts.query)
+        elif path == "/health":
+            from wheypoint.app.doctor import doctor
+            from wheypoint.web.pages_health import health_html
+
+            live = self._live("/health")
+            self._send(200, health_html(doctor(self.context()), live), live=True)
+        elif WORK_PATH.match(path):
+            self._send(200, self._work(WORK_PATH.match(path).group(1), csrf), live=True)  # type: ignore[union-attr]
+        elif DIFF_PATH.match(path):
+            self._diff(DIFF_PATH.match(path).group(1), parts.query)  # type: ignore[union-attr]
         else:
             raise Reply(404, "Not found", "no such page")
 
+    def _live(self, address: str) -> tuple[int, str]:
+        """What a live page carries: the store version read before the page is drawn (a write in between makes
+        the page reload once more, never miss a change) and the GET address it reloads."""
+        from wheypoint.app.workview import store_version
+
+        return store_version(self.context()), address
+
+    def _changes(self, query: str) -> None:
+        """`/changes?since=V`: the store's version now and whether it differs from V, as JSON (what live.js polls)."""
+        from wheypoint.app.workview import store_version
+
+        asked = _query(query, ("since",))
+        since = asked.get("since")
+        if since is not None and not VERSION.match(since):
+            raise Reply(400, "Bad request", "since takes a store version: a whole number")
+        version = store_version(self.context())
+        reply: dict[str, Any] = {"version": version}
+        if since is not None:
+            reply["changed"] = version != int(since)
+        self._send(200, json.dumps(reply), content_type="application/json")
+
     def _work(self, work_id: str, csrf: str, **shown: Any) -> str:
         from wheypoint.app.inbox import work_page
+        from wheypoint.app.workview import lineage, links_both_ways
+        from wheypoint.web.pages_work import work_html
 
+        live = self._live(f"/work/{work_id}")
         try:
             data = work_page(self.context(), work_id)
+            data.update(links_both_ways(self.context(), work_id))
+            data["lineage"] = lineage(self.context(), work_id)
         except Refusal as refusal:
             raise Reply(404, "Not found", refusal.message) from None
-        return pages.work_html(data, csrf, **shown)
+        return work_html(data, csrf, live=live, **shown)
+
+    def _diff(self, work_id: str, query: str) -> None:
+        """`/work/<id>/diff?from=R1&to=R2`: `wheypoint diff <id> R1 R2` as a page; either may be left out, as there."""
+        from wheypoint.app.workview import diff_between
+        from wheypoint.web.pages_work import diff_html
+
+        asked = _query(query, ("from", "to"))
+        for name, value in asked.items():
+            if not REVISION.match(value):
+                raise Reply(400, "Bad revision", f"{name} takes a revision: rN, its number N, or its id rev-<16 hex>")
+        live = self._live(f"/work/{work_id}/diff" + (f"?{query}" if query else ""))
+        try:
+            data = diff_between(self.context(), work_id, asked.get("from"), asked.get("to"))
+        except Refusal as refusal:
+            status = 404 if refusal.code in ("record-missing", "revision-missing") else 400
+            raise Reply(status, "Not found" if status == 404 else "Bad revision", refusal.message) from None
+        self._send(200, diff_html(data, live), live=True)
 
     def _form(self) -> dict[str, str]:
         length_text = self.headers.get("Content-Length")
@@ -188,14 +253,28 @@ class Handler(BaseHTTPRequestHandler):
                 moved = revisions_since(self.context(), work_id, form["base"])
                 notice = "The work moved on since this page was drawn; nothing was written. Here is its head now: " \
                          "answer again if the gate is still open."
-                self._send(409, self._work(work_id, csrf, notice=notice, refused=True, moved=moved))
+                self._send(409, self._work(work_id, csrf, notice=notice, refused=True, moved=moved), live=True)
                 return
             words = [error["message"], *(f"{p['path']}: {p['message']}" for p in error.get("problems", []))]
             notice = "Nothing was written: " + "; ".join(words)
-            self._send(422, self._work(work_id, csrf, notice=notice, refused=True))
+            self._send(422, self._work(work_id, csrf, notice=notice, refused=True), live=True)
             return
         notice = f"Recorded as revision r{done['revision_number']}" + (" (a replay)" if done["replayed"] else "")
-        self._send(200, self._work(work_id, csrf, notice=notice))
+        self._send(200, self._work(work_id, csrf, notice=notice), live=True)
+
+
+def _query(query: str, names: tuple[str, ...]) -> dict[str, str]:
+    """A query string of these names only, each at most once, UTF-8 text; an empty value is as if left out."""
+    try:
+        given = parse_qs(query, errors="strict", max_num_fields=2 * len(names) + 2)
+    except (UnicodeDecodeError, ValueError):
+        raise Reply(400, "Bad request", "the query is not UTF-8 text, or too long") from None
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise Reply(400, "Bad request", f"this page takes {', '.join(names)} only, not {', '.join(unknown)[:100]}")
+    if any(len(values) != 1 for values in given.values()):
+        raise Reply(400, "Bad request", "each of " + ", ".join(names) + " comes once")
+    return {name: values[0] for name, values in given.items()}
 
 
 def _filters(query: str) -> dict[str, list[str]]:
