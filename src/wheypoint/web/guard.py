@@ -13,7 +13,9 @@ SECURITY_HEADERS = (
                                 "form-action 'self'; frame-ancestors 'none'"),
     ("X-Content-Type-Options", "nosniff"),
     ("X-Frame-Options", "DENY"),
-    ("Referrer-Policy", "no-referrer"),
+    # A Referer for this server's own pages only. Not no-referrer: under it a browser sends a form's POST with
+    # `Origin: null`, which post_ok refuses, so no answer could be sent (tests/test_browser.py found this).
+    ("Referrer-Policy", "same-origin"),
     ("Cache-Control", "no-store"),
     ("Cross-Origin-Opener-Policy", "same-origin"),
     ("Cross-Origin-Resource-Policy", "same-origin"),
