@@ -263,6 +263,8 @@ def test_every_response_carries_the_security_headers(server: Server) -> None:
         assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and script in csp, (index, csp)
         assert "unsafe-inline" not in csp and "unsafe-eval" not in csp and "script-src 'self'" not in csp
         assert page.headers.get("x-content-type-options") == "nosniff"
+        # Not no-referrer: under it a browser sends a form's POST with `Origin: null`, which the guard refuses.
+        assert page.headers.get("referrer-policy") == "same-origin"
     assert pages[1].headers["content-type"].startswith("text/css")
 
 

@@ -19,12 +19,14 @@ def policy(script: str | None = None) -> str:
 
 
 def security_headers(script: str | None = None) -> tuple[tuple[str, str], ...]:
-    """Sent with every response: the CSP above, no sniffing, no frame, no referrer, never cached."""
+    """Sent with every response: the CSP above, no sniffing, no frame, no Referer to another host, never cached."""
     return (
         ("Content-Security-Policy", policy(script)),
         ("X-Content-Type-Options", "nosniff"),
         ("X-Frame-Options", "DENY"),
-        ("Referrer-Policy", "no-referrer"),
+        # A Referer for this server's own pages only. Not no-referrer: under it a browser sends a form's POST with
+        # `Origin: null`, which post_ok refuses, so no answer could be sent (tests/test_browser.py found this).
+        ("Referrer-Policy", "same-origin"),
         ("Cache-Control", "no-store"),
         ("Cross-Origin-Opener-Policy", "same-origin"),
         ("Cross-Origin-Resource-Policy", "same-origin"),

@@ -1,0 +1,311 @@
+"""`wheypoint serve` in a real browser: headless Chromium, driven by Playwright, against a real server and store.
+
+The browser is Debian's `chromium-headless-shell` (Playwright's own download, `playwright install`, is not needed):
+`$WHEYPOINT_TEST_BROWSER` names the binary (.ci/run sets it), else the first of BROWSERS that exists, else Playwright's
+own under `$PLAYWRIGHT_BROWSERS_PATH` (the suite's own XDG cache hides the user's). Without Playwright or a browser
+these tests skip, and fail under CI.
+`WHEYPOINT_TEST_SCREENSHOTS=1` writes the README's screenshots, docs/screenshots/*.png, from the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from conftest import ROOT, make_repo, missing
+from test_serve import AUTHOR, FAKE_TOKEN, Server, cli, gated_intent, revisions, start, stop
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, Response, ViewportSize
+
+pytestmark = pytest.mark.browser
+
+# Where Debian puts its browsers' binaries (the /usr/bin names are shell wrappers that do not exec).
+BROWSERS = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium")
+VIEWPORT: ViewportSize = {"width": 1100, "height": 800}  # the screenshots' size, whatever the machine's screen
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+ANSWER, REASON = "Cap at 30 s.", "The SLA allows it."
+FAILED_LOAD = "Failed to load resource: the server responded with a status of "
+
+
+def browser_binary(bundled: str) -> str:
+    """The Chromium to drive: `$WHEYPOINT_TEST_BROWSER`, Debian's, or Playwright's own download (`bundled`)."""
+    given = os.environ.get("WHEYPOINT_TEST_BROWSER")
+    if given:
+        if not os.access(given, os.X_OK):
+            missing(f"WHEYPOINT_TEST_BROWSER={given} is not an executable file")
+        return given
+    for path in (*BROWSERS, bundled):
+        if path and os.access(path, os.X_OK):
+            return path
+    return missing("no headless Chromium here: apt-get install chromium-headless-shell (Debian), or set "
+                   "WHEYPOINT_TEST_BROWSER to a Chromium binary")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One browser for the module (each test has its own context: its own cookies, its own page)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("playwright is not installed (pip install -e '.[dev]'): the browser tests cannot run")
+    with sync_playwright() as playwright:
+        binary = browser_binary(playwright.chromium.executable_path)
+        # Its own HOME: the browser reads and writes nothing of the developer's.
+        home = str(tmp_path_factory.mktemp("browser-home"))
+        launched = playwright.chromium.launch(executable_path=binary, env={**os.environ, "HOME": home})
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Tab:
+    """A page in a fresh browser context, with every URL it requested and every script or console error."""
+
+    page: Page
+    server: Server
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def submit(self, button: Locator | None = None, key: str | None = None) -> Response:
+        """Send a form (clicking `button`, or pressing `key` on the focused one) and wait for the page it returns."""
+        with self.page.expect_response(lambda r: r.request.method == "POST") as info:
+            if key:
+                self.page.keyboard.press(key)
+            else:
+                assert button is not None
+                button.click()
+        self.page.wait_for_load_state()
+        return info.value
+
+    def focused(self) -> str:
+        """The focused element, as `tag name=... id=...`."""
+        return str(self.page.evaluate("(e => `${e.tagName.toLowerCase()} name=${e.name || ''} id=${e.id || ''}`)"
+                                      "(document.activeElement)"))  # fmt: skip
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Server]:
+    """A real server over a real SQLite store in tmp_path, holding one gated work, `retry`; not logged in."""
+    home, repo = tmp_path / "home", make_repo(tmp_path / "shop", {"retry.py": "10\n"})
+    cli(home, repo, "checkpoint", "-", stdin=json.dumps(gated_intent("retry")))
+    running = start(home, repo)
+    yield running
+    assert stop(running) == 0
+
+
+@pytest.fixture
+def tab(browser: Browser, served: Server) -> Iterator[Tab]:
+    context = browser.new_context(viewport=VIEWPORT, locale="en-US", timezone_id="UTC", color_scheme="light")
+    opened = Tab(context.new_page(), served)
+    opened.page.on("request", lambda request: opened.requests.append(request.url))
+    opened.page.on("pageerror", lambda error: opened.errors.append(f"script error: {error}"))
+
+    def console(message: ConsoleMessage) -> None:
+        # A page with a 4xx status is logged as a resource that failed to load: each test checks those statuses.
+        if message.type in ("error", "warning") and not message.text.startswith(FAILED_LOAD):
+            opened.errors.append(f"console {message.type}: {message.text}")
+
+    opened.page.on("console", console)
+    opened.page.set_default_timeout(10_000)
+    yield opened
+    context.close()
+    # Every test: the page asked nothing of another host, and no script ran into an error (none runs at all).
+    assert opened.requests and all(url.startswith(served.origin + "/") for url in opened.requests), opened.requests
+    assert opened.errors == []
+
+
+def note_of(repo: Path, slug: str = "retry") -> str:
+    """The note file on disk, where the work's checkpoints render it."""
+    return (repo / ".cheese" / "notes" / f"{slug}.md").read_text(encoding="utf-8")
+
+
+def head(server: Server, slug: str = "retry") -> dict[str, Any]:
+    """The work's head record, as `show --format json` prints it."""
+    return dict(cli(server.home, server.repo, "show", slug, "--format", "json")["record"])
+
+
+def test_without_the_token_every_page_is_403_and_the_token_becomes_an_httponly_cookie(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    work_id = cli(server.home, server.repo, "show", "retry")["work_id"]
+    for path in ("/", f"/work/{work_id}", "/style.css"):
+        refused = page.goto(server.origin + path)
+        assert refused is not None and refused.status == 403, path
+    assert "open the URL wheypoint serve printed" in page.inner_text("body")
+    # A refused page's style sheet is refused too, and the browser says so: expected here, and only here.
+    assert tab.errors and all("style.css" in e and "MIME type" in e for e in tab.errors), tab.errors
+    tab.errors.clear()
+    landed = page.goto(server.url)
+    assert landed is not None and landed.status == 200
+    assert page.url == server.origin + "/"  # the token left the address bar, so no bookmark or history keeps it
+    [cookie] = page.context.cookies()
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""  # a script could not read it (and none runs)
+    assert page.locator("p.question").get_by_text("Which cap?").is_visible()
+    assert any(url == server.origin + "/style.css" for url in tab.requests)  # the page is drawn with its style
+
+
+def test_a_person_answers_a_gate_and_sees_the_new_revision_and_the_note(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    page.goto(server.url)
+    assert page.locator("h1").inner_text() == "Inbox: 1 open gate"
+    assert page.locator("p.question").inner_text() == "Which cap?"
+    assert page.get_by_text("Prior leaning: 30 s").is_visible() and page.get_by_text("Keep it short.").is_visible()
+    page.get_by_label("Answer", exact=True).fill(ANSWER)
+    page.get_by_label("Reason", exact=True).fill(REASON)
+    done = tab.submit(page.get_by_role("button", name="Record the answer"))
+    assert done.status == 200
+    assert page.get_by_role("status").inner_text() == "Recorded as revision r2"
+    chain = revisions(server)
+    assert len(chain) == 2 and chain[-1]["author"] == AUTHOR
+    # The inbox is empty now; the work's own page, reached by its link, shows the new revision and the answer.
+    page.get_by_role("link", name="Inbox").click()
+    assert page.locator("h1").inner_text() == "Inbox: 0 open gates"
+    page.get_by_role("link", name="retry").click()
+    assert page.url == f"{server.origin}/work/{head(server)['work_id']}"
+    revisions_table = page.locator("table").last
+    assert revisions_table.locator("tbody tr").count() == 2
+    assert "r2" in revisions_table.locator("tbody tr").last.inner_text()
+    entries = page.locator("table").first.inner_text()
+    assert ANSWER in entries and REASON in entries and "resolved" in entries
+    assert "r2 · ok" in page.locator("p.meta").first.inner_text()
+    note = note_of(server.repo)  # rendered again on disk, from the new head
+    assert ANSWER in note and f"revision_id: {chain[-1]['revision_id']}" in note
+
+
+def test_a_stale_answer_shows_the_newer_head_and_a_fresh_form_and_overwrites_nothing(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    page.goto(server.url)
+    drawn_from = str(revisions(server)[-1]["revision_id"])
+    assert page.locator("input[name=base]").get_attribute("value") == drawn_from
+    # An agent writes on the work after the page was drawn, before the person sends the answer.
+    cli(server.home, server.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", drawn_from)
+    agents = head(server)
+    note_before = note_of(server.repo)
+    page.get_by_label("Answer", exact=True).fill(ANSWER)
+    page.get_by_label("Reason", exact=True).fill(REASON)
+    stale = tab.submit(page.get_by_role("button", name="Record the answer"))
+    assert stale.status == 409
+    notice = page.get_by_role("status").inner_text()
+    assert "moved on" in notice and "nothing was written" in notice
+    assert page.get_by_text("Moved by an agent.").first.is_visible()
+    assert page.get_by_role("heading", name="What changed since the page you answered from").is_visible()
+    assert head(server) == agents and len(revisions(server)) == 2 and note_of(server.repo) == note_before
+    assert ANSWER not in note_before
+    # The fresh form is built on the agent's head; the same answer sent from it is recorded on top.
+    fresh_base = page.locator("input[name=base]").get_attribute("value")
+    assert fresh_base == agents["revision_id"] != drawn_from
+    assert page.get_by_label("Answer", exact=True).input_value() == ""
+    page.get_by_label("Answer", exact=True).fill(ANSWER)
+    page.get_by_label("Reason", exact=True).fill(REASON)
+    assert tab.submit(page.get_by_role("button", name="Record the answer")).status == 200
+    assert page.get_by_role("status").inner_text() == "Recorded as revision r3"
+    chain = revisions(server)
+    assert [r["revision_number"] for r in chain] == [1, 2, 3] and chain[1]["revision_id"] == agents["revision_id"]
+    assert "Moved by an agent." in note_of(server.repo) and ANSWER in note_of(server.repo)
+
+
+def test_a_refused_answer_says_why_in_words_echoes_no_credential_and_writes_nothing(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    page.goto(server.url)
+    before, note_before = head(server), note_of(server.repo)
+    page.get_by_label("Answer", exact=True).fill(f"use {FAKE_TOKEN} for the gateway")
+    page.get_by_label("Reason", exact=True).fill(REASON)
+    refused = tab.submit(page.get_by_role("button", name="Record the answer"))
+    assert refused.status == 422
+    notice = page.get_by_role("status").inner_text()
+    assert notice.startswith("Nothing was written: ") and "credential" in notice.lower(), notice
+    assert FAKE_TOKEN not in page.content() and FAKE_TOKEN[:12] not in page.content()
+    assert all(box.input_value() == "" for box in page.locator("textarea").all())  # not even in a form field
+    assert head(server) == before and len(revisions(server)) == 1 and note_of(server.repo) == note_before
+    # The form is offered again: an answer without the credential is recorded.
+    page.get_by_label("Answer", exact=True).fill(ANSWER)
+    page.get_by_label("Reason", exact=True).fill(REASON)
+    assert tab.submit(page.get_by_role("button", name="Record the answer")).status == 200
+    assert len(revisions(server)) == 2
+
+
+def tab_to(tab: Tab, wanted: str, presses: int = 20) -> int:
+    """Press Tab until the element described `wanted` (see Tab.focused) has the focus; how many presses it took."""
+    for count in range(1, presses + 1):
+        tab.page.keyboard.press("Tab")
+        if tab.focused().startswith(wanted):
+            return count
+    raise AssertionError(f"{wanted} never took the focus in {presses} presses of Tab; last: {tab.focused()}")
+
+
+def test_the_keyboard_alone_answers_gates(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    other = make_repo(server.repo.parent / "billing", {"b.py": "1\n"})
+    cli(server.home, other, "checkpoint", "-", stdin=json.dumps(gated_intent("invoices", "Which currency?")))
+    page.goto(server.url)
+    assert page.locator("h1").inner_text() == "Inbox: 2 open gates"
+    for submit_key, answer in (("Enter", ANSWER), ("Space", "Euros.")):
+        assert tab_to(tab, "textarea name=answer") <= 12  # the nav, the filters, the work's link, then the box
+        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+        assert outline == "solid"  # where the focus is can be seen
+        page.keyboard.type(answer)
+        page.keyboard.press("Tab")
+        assert tab.focused().startswith("textarea name=reason")
+        page.keyboard.type(REASON)
+        page.keyboard.press("Tab")
+        assert tab.focused().startswith("button")
+        assert tab.submit(key=submit_key).status == 200
+        assert page.get_by_role("status").inner_text() == "Recorded as revision r2"
+        tab.page.keyboard.press("Tab")  # back to the inbox by its link, the first stop on every page
+        assert tab.focused().startswith("a")
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+    assert page.locator("h1").inner_text() == "Inbox: 0 open gates"
+    # Each gate got one of the two answers (the two works were written in the same second: either came first).
+    records = {"retry": head(server), "invoices": cli(server.home, other, "show", "invoices")["record"]}
+    decided = {slug: [e["text"] for e in r["entries"] if e["kind"] == "decision"] for slug, r in records.items()}
+    assert sorted(decided["retry"] + decided["invoices"]) == sorted([ANSWER, "Euros."]), decided
+    assert decided["retry"][0] in note_of(server.repo) and decided["invoices"][0] in note_of(other, "invoices")
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", path
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)
+
+
+def test_screenshots_of_the_inbox_and_a_work_page(tab: Tab, tmp_path: Path) -> None:
+    """Drawn on every run; written to docs/screenshots/ (tracked files) only with WHEYPOINT_TEST_SCREENSHOTS=1."""
+    page, server = tab.page, tab.server
+    other = make_repo(tmp_path / "billing", {"shop.py": "PRICES_IN = 'EUR'\n"})
+    invoices = gated_intent("invoices", "Which currency do invoices use?", orientation="Invoices for the EU shop.",
+                            owner="finance", when="before the first invoice", why="Customers pay in two currencies.",
+                            fork="Invoice currency", option="EUR only", evidence="shop.py:1 says EUR",
+                            breaks="US customers", leaning="EUR only", directive="Round only at the end.",
+                            quote="round at the very end")  # fmt: skip
+    invoices["decision_dossier"][0]["options"][1] = {"option": "EUR and USD"}
+    cli(server.home, other, "checkpoint", "-", stdin=json.dumps(invoices))
+    cli(server.home, server.repo, "checkpoint", "calm", "--orientation", "The README is up to date.",
+        "--next", "hold", "--notes", "Nothing waits.")  # fmt: skip
+    page.goto(server.url)
+    assert page.locator("h1").inner_text() == "Inbox: 2 open gates"
+    shots = {"inbox": tmp_path / "inbox.png", "work": tmp_path / "work.png"}
+    page.screenshot(path=shots["inbox"])
+    # The work page of an answered gate: its decision, the resolved gate and both revisions.
+    retry = page.locator("section.gate").filter(has=page.get_by_role("link", name="retry", exact=True))
+    retry.get_by_label("Answer", exact=True).fill(ANSWER)
+    retry.get_by_label("Reason", exact=True).fill(REASON)
+    assert tab.submit(retry.get_by_role("button", name="Record the answer")).status == 200
+    page.goto(f"{server.origin}/work/{head(server)['work_id']}")
+    assert "r2 · ok" in page.locator("p.meta").first.inner_text()
+    page.screenshot(path=shots["work"])
+    for name, path in shots.items():
+        assert png_size(path) == (VIEWPORT["width"], VIEWPORT["height"]), name
+        if os.environ.get("WHEYPOINT_TEST_SCREENSHOTS") == "1":
+            SCREENSHOTS.mkdir(exist_ok=True)
+            shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
