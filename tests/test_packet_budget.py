@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -82,3 +83,47 @@ def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budge
 
 def _omitted(context: str) -> int:
     return sum(json.loads(context.split("\n")[1])["omitted"].values())
+
+
+def test_each_smaller_codex_render_has_the_room_its_rule_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The renders a Codex packet takes are few and as large as they may be: the second has the room scaled by the
+    budget over the bytes, but one unit less at least; each later one a sixteenth less at least (so a packet far
+    over its budget takes a handful of renders, never one per unit of room), and never less than that."""
+    from wheypoint.app.context import Context
+    from wheypoint.hooks import events
+    from wheypoint.store.rows import WorkQuery
+
+    scene = Scene(tmp_path)
+    # Mostly ASCII with eight two-byte letters a prompt: a packet's bytes run a little over its units, so over this
+    # span of budgets one first render is a single byte over (where the one-unit step decides).
+    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small, caf" + "é" * 8) for n in range(160)))
+    scene.hook()
+    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
+    store = ctx.open_store(create=False)
+    try:
+        (work,) = store.list_works(WorkQuery(limit=5))
+    finally:
+        store.close()
+    original = events._render
+    calls: list[tuple[int, int]] = []  # (room, bytes) of each render
+
+    def render(ctx: Context, work_id: str, head: str, room: int, budget: int) -> str:
+        text = original(ctx, work_id, head, room, budget)
+        calls.append((room, len(text.encode("utf-8"))))
+        return text
+
+    monkeypatch.setattr(events, "_render", render)
+    unit_bound = sixteenth_bound = 0
+    for budget in [*range(2200, 2300), 3000, 4500, 6000]:
+        calls.clear()
+        packet = events._packet(ctx, work.work_id, budget, "codex")
+        assert len(packet.encode("utf-8")) <= budget
+        assert calls[-1][1] <= budget and all(size > budget for _, size in calls[:-1]), (budget, calls)
+        for step, ((room, size), (after, _)) in enumerate(itertools.pairwise(calls)):
+            least = 1 if step == 0 else room // 16
+            assert after == min(room * budget // size, room - least), (budget, calls)
+            unit_bound += step == 0 and room - least == room * budget // size  # (it cannot be more)
+            sixteenth_bound += step > 0 and room - least < room * budget // size
+        assert len(calls) <= 8, (budget, calls)  # a handful of renders, whatever the overshoot
+    # the span holds renders where the unit and the sixteenth decide, or the test proves nothing
+    assert unit_bound >= 1 and sixteenth_bound >= 1, (unit_bound, sixteenth_bound)
