@@ -98,6 +98,28 @@ def test_code_and_prose_about_secrets_are_left_alone(text: str) -> None:
     assert [h.rule for h in scan_text(text) if h.rule == "prose-secret-near"] == []
 
 
+# References in code, which every rule leaves alone (credential_values.is_reference): the site-packages and CLI lines
+# the assignment and prose rules flagged before it.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+        "self, private_key: ed25519.Ed25519PrivateKey, f_priv: _FragList",
+        'const clientSecret = this.#clientAuthentication.clientSecret || "";',
+        "this.#pendingAccessToken = this.#pendingAccessToken || this.#internalRefreshAccessTokenAsync();",
+        "this.tokenExpiresAt = (/* @__PURE__ */ new Date()).getTime() + (token2.expires_in ?? 0) * 1e3;",
+        'var isScalar = (token2) => !!token2 && (token2.type === "scalar");',
+    ],
+)
+def test_references_in_code_are_no_secret_for_any_rule(text: str) -> None:
+    assert scan_text(text) == []
+
+
+@pytest.mark.parametrize("text", ["my gmail password is xK9mQ2.pL7vR3zT", 'API_TOKEN = "xK9mQ2.pL7vR3zT"'])
+def test_a_random_value_with_one_dot_is_still_a_secret(text: str) -> None:
+    assert [text[h.start : h.end] for h in scan_text(text)] == ["xK9mQ2.pL7vR3zT"]
+
+
 def test_a_checkpoint_naming_such_a_secret_is_refused_and_writes_nothing(tmp_path: Path, wp: Runner) -> None:
     """Through the command line (package and pyz): refused with a code, the secret not echoed, no note written."""
     repo = make_repo(tmp_path / "repo")

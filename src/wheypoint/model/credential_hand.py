@@ -14,6 +14,7 @@ from wheypoint.model.credential_values import (
     CHAIN_SRC,
     PICKED_SRC,
     is_placeholder_password,
+    is_reference,
     looks_like_password,
     looks_random,
 )
@@ -130,6 +131,9 @@ def _check_assignment(m: re.Match[str]) -> bool:
     )
     if head.endswith("::"):  # a qualified type name (AWS::IAM::AccessKey), not a variable
         return False
+    # (`KEY = rust_openssl.hpke.KEY`, `key: ed25519.Ed25519PrivateKey`: a name in code, unquoted)
+    if not m.group("q") and is_reference(value, camel=True):
+        return False
     if "pass" in m.group("n").lower():  # a password a person chose is shorter and less random than a token
         # (looks_like_password takes any value random from 8 characters on, so a random 12 needs no test of its own)
         return looks_like_password(value) and not is_placeholder_password("", value)
@@ -209,7 +213,7 @@ def _verb_pass(m: re.Match[str]) -> bool:
 
 def _check_prose(m: re.Match[str]) -> bool:
     value = m.group("v")
-    if _verb_pass(m):
+    if _verb_pass(m) or is_reference(value, camel=m.group("l") is not None):  # `key: ed25519.Ed25519PrivateKey`
         return False
     if _renamed((m.group("g") or "") + " " + (m.group("a") or "")):
         return False
@@ -226,7 +230,7 @@ def _check_prose(m: re.Match[str]) -> bool:
 def _check_prose_reversed(m: re.Match[str]) -> bool:
     """The value comes first and the sentence names it after: "use V as the root pw"."""
     value = m.group("v")
-    if _verb_pass(m):
+    if _verb_pass(m) or is_reference(value):
         return False
     if _renamed(m.group("g")) or is_placeholder_password("", value) or value.endswith(":"):
         return False

@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import re
 
-from wheypoint.model.credential_values import CHAIN_SRC, is_placeholder_password, looks_like_password, looks_random
+from wheypoint.model.credential_values import (
+    CHAIN_SRC,
+    is_placeholder_password,
+    is_reference,
+    looks_like_password,
+    looks_random,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,8 +45,7 @@ _CODE = re.compile(
     r"|^--?[A-Za-z][A-Za-z0-9-]*(?:=|$)|^\$[A-Za-z_{(]"  # a flag (--token-file) or a variable ($X)
     r"|^(?:[a-z_][a-z0-9_.-]{2,}|[A-Z_][A-Z0-9_.-]{2,}|[a-z]+(?:[A-Z][a-z]+)+)[:=]"  # a name and an assignment
     r"|://|^[~.]?/|^~[A-Za-z_][\w.]*$|^\.\."  # a URL, a path, a reference (~module.Class, ..module)
-    r"|;$|^![A-Za-z_$]|^@[A-Za-z_]\w*$"  # a statement's end, a negation (!ready), an annotation (@__PURE__)
-    r"|^[A-Za-z_$][\w$]*(?:\.#?[A-Za-z_$][\w$]*)+;?$"  # a member chain, private fields too (this.#keys)
+    r"|;$"  # a statement's end (references: credential_values.is_reference)
     r"|^[A-Za-z][a-z]{2,}(?:[/._-][A-Za-z][a-z]{2,})+$"  # words joined by a mark (object/source, read-only)
 )
 
@@ -190,7 +195,9 @@ def _in_code(m: re.Match[str]) -> bool:
 def check(m: re.Match[str]) -> bool:
     """Judge a candidate of Near.matches by the value alone, under the strict rules above."""
     value = m.group("v")
-    if _verb_pass(m) or _CODE.search(value) or re.match(CHAIN_SRC, value) or is_placeholder_password("", value):
+    if _verb_pass(m) or _CODE.search(value) or re.match(CHAIN_SRC, value) or is_reference(value):
+        return False
+    if is_placeholder_password("", value):
         return False
     if _IDENTIFIER.fullmatch(value) or _in_code(m):
         return False

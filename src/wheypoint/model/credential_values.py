@@ -40,7 +40,23 @@ def looks_like_password(value: str) -> bool:
 
 # A symbol people add to a password and identifiers, paths and versions do not hold (`-`, `_`, `.`, `/` they do).
 PICKED_SRC = r"[!@#$%^&*~]"
-CHAIN_SRC = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+;?$"  # code: a member chain such as marked$1.walkTokens
+# code: a member chain such as marked$1.walkTokens, private fields too (this.#pendingAccessToken)
+CHAIN_SRC = r"[A-Za-z_$][\w$]*(?:\.#?[A-Za-z_$][\w$]*)+;?$"
+
+# A reference in code, not a value: a member chain that reads as one (two dots or more, a private field, `this.`,
+# `self.`), an annotation (@__PURE__), a negation (!certChain, !!token2).  A chain of one dot (Kestrel.x92,
+# tangerine.aB3) may be a password a person chose, so it is one only where code is the likelier reading: unquoted on
+# the right of an assignment, with a last name in camelCase (key: ed25519.Ed25519PrivateKey).
+_REFERENCE = re.compile(
+    r"(?:(?=[^.]*\.[^.]*\.)|(?=.*\.#)|(?=(?:this|self|cls)\.))" + CHAIN_SRC + r"|@[A-Za-z_]\w*$|!+[A-Za-z_$][\w$.]*$"
+)
+_CAMEL_CHAIN = re.compile(r"(?=.*\.#?[A-Za-z_$]\w*[a-z][A-Z])" + CHAIN_SRC)
+
+
+def is_reference(value: str, camel: bool = False) -> bool:
+    """True when the value is a name in code (a member chain, an annotation, a negation) rather than a secret;
+    with `camel`, also a chain of one dot whose last name is in camelCase."""
+    return _REFERENCE.match(value) is not None or (camel and _CAMEL_CHAIN.match(value) is not None)
 
 
 # --- allow-list -----------------------------------------------------------------------------------
