@@ -416,6 +416,46 @@ def test_a_session_id_with_a_type_prefix_names_its_work_by_what_follows(scene: S
     assert scene.works() == ["session-claude-code-q7x9k2m4"]
 
 
+def test_another_works_damaged_head_does_not_cost_the_rescue(scene: Scene) -> None:
+    """The project's newest work has a head changed in the store (record-corrupt): the rescue looks past it for
+    its own session's work, continues that one, and leaves the damaged one as it is."""
+    import sqlite3
+
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    scene.checkpoint("other-work")  # newer than the session's own work
+    with sqlite3.connect(scene.home / "store.sqlite3") as conn:
+        (head,) = conn.execute("SELECT head_revision_id FROM works WHERE slug = 'other-work'").fetchone()
+        conn.execute("UPDATE revisions SET record_json = replace(record_json, 'other-work goes on', "
+                     "'other-work went on') WHERE revision_id = ?", (head,))  # fmt: skip
+    conn.close()
+    assert scene.cli("show", "other-work", code=1)["error"]["code"] == "record-corrupt"
+    scene.append(transcript, user("u2", "and keep them for a week", OLD.format(1)))
+    message = scene.fire("PreCompact", transcript, trigger="auto")["systemMessage"]
+    assert message.startswith(f"wheypoint kept 1 turn(s) verbatim in {OURS} r2"), message
+    assert "error" not in scene.last() and "refused" not in scene.last()
+    assert [m["text"] for m in scene.record(OURS)["meat"]] == ["make the cart keep its items",
+                                                                "and keep them for a week"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("metas", "warned"), [(1, False), (2, True)])
+def test_a_session_of_injected_context_and_no_prompt_is_said_to_be_in_a_format_the_reader_may_not_know(
+    scene: Scene, metas: int, warned: bool
+) -> None:
+    """Two user-role records read as injected context (`isMeta`) and no prompt: the reader may be behind the
+    harness's format, and says so; one such record is a new session's preamble, and nothing is said."""
+    lines = [{**user(f"m{n}", "<local-command-caveat>context</local-command-caveat>", OLD.format(n)), "isMeta": True}
+             for n in range(metas)]  # fmt: skip
+    transcript = scene.transcript(lines)
+    scene.fire("PreCompact", transcript, trigger="auto")
+    warning = scene.last().get("warning")
+    if warned:
+        assert warning is not None and warning["code"] == "transcript-format-unknown"
+        assert warning["message"].startswith(f"{metas} user-role record(s) read as injected context and no prompt")
+    else:
+        assert warning is None, warning
+
+
 # ---- the Stop growth gate
 
 

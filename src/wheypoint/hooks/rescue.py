@@ -120,8 +120,8 @@ def _wanted_turns(turns: list[Turn], since: str | None, kept: set[str]) -> tuple
         if turn.kind in USER_KINDS and turn.text.strip() and _after(turn.timestamp, since):
             items[turn.id] = {"turn": turn.id, "type": USER_TURN_TYPE, "weight": 1}
     for trailer in harvest(turns):  # every marked turn once: those already kept are dropped below
-        if trailer.status == "ok" and trailer.type:
-            items[trailer.turn_id] = {"turn": trailer.turn_id, "type": trailer.type, "weight": trailer.weight or 2}
+        if trailer.status == "ok" and trailer.type:  # (an ok trailer has its weight: harvest gives the default)
+            items[trailer.turn_id] = {"turn": trailer.turn_id, "type": trailer.type, "weight": trailer.weight}
     chosen, skipped = [], []
     for turn_id, item in items.items():
         text = texts[turn_id]
