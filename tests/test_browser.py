@@ -329,6 +329,28 @@ def test_typed_text_is_kept_and_the_page_offers_a_reload_instead(tab: Tab) -> No
     assert page.get_by_label("Answer", exact=True).input_value() == ""
 
 
+def test_a_diff_from_before_the_first_revision_reloads_by_itself_too(tab: Tab) -> None:
+    """Its `from` choice has no option drawn as selected (there is no revision before r1), so the browser selects
+    the first: that is what the page drew, not a person's choice, and the page still reloads."""
+    from playwright.sync_api import expect
+
+    page, server = tab.page, tab.server
+    work_id, drawn_from = head(server)["work_id"], str(revisions(server)[-1]["revision_id"])
+    page.goto(server.url)
+    page.goto(f"{server.origin}/work/{work_id}/diff")
+    meta = page.locator("p.meta").first
+    assert meta.inner_text() == "From nothing (before its first revision) to r1"
+    cli(server.home, server.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", drawn_from)
+    expect(meta).to_have_text("From r1 to r2", timeout=LIVE_WAIT)  # left out, `from` is the new head's parent
+    assert page.get_by_text(CHANGED).count() == 0 and drawn(tab, f"/work/{work_id}/diff") == 2
+    # A choice the person did change still keeps the page: it says the store changed instead.
+    page.get_by_label("From").select_option("r2")
+    page.locator("h1").click()
+    cli(server.home, server.repo, "checkpoint", "retry", "--notes", "More.", "--base", head(server)["revision_id"])
+    expect(page.get_by_role("status")).to_have_text(f"{CHANGED} Reload", timeout=LIVE_WAIT)
+    assert page.get_by_label("From").input_value() == "r2" and drawn(tab, f"/work/{work_id}/diff") == 2
+
+
 def test_the_diff_form_shows_the_changed_entries_and_a_bad_revision_is_refused_in_words(tab: Tab) -> None:
     page, server = tab.page, tab.server
     work_id = head(server)["work_id"]
