@@ -397,6 +397,26 @@ def test_the_diff_form_shows_the_changed_entries_and_a_bad_revision_is_refused_i
         assert words in body and "Traceback" not in body, body
 
 
+# In the page: each lineage edge (its `d`) that runs through a work's box, and each edge label drawn over one.
+THROUGH_A_BOX = """() => {
+  const boxes = [...document.querySelectorAll("svg.lineage rect")].map(r => r.getBBox());
+  const inside = (p, b) => p.x > b.x + 1 && p.x < b.x + b.width - 1 && p.y > b.y + 1 && p.y < b.y + b.height - 1;
+  const over = (t, b) => t.x < b.x + b.width && t.x + t.width > b.x && t.y < b.y + b.height && t.y + t.height > b.y;
+  const found = [];
+  for (const edge of document.querySelectorAll("svg.lineage path.edge")) {
+    const length = edge.getTotalLength();
+    for (let i = 0; i <= 100; i++) {
+      const point = edge.getPointAtLength(length * i / 100);
+      if (boxes.some(b => inside(point, b))) { found.push(edge.getAttribute("d")); break; }
+    }
+  }
+  for (const label of document.querySelectorAll("svg.lineage text.edge-label")) {
+    if (boxes.some(b => over(label.getBBox(), b))) { found.push("label " + label.textContent); }
+  }
+  return found;
+}"""
+
+
 def test_a_joined_works_lineage_is_drawn_and_its_boxes_lead_to_the_other_works(tab: Tab, tmp_path: Path) -> None:
     page, server = tab.page, tab.server
     # retry's open question is forked off to retry-jitter; retry-jitter and retry-budget join into retry-release.
@@ -420,6 +440,7 @@ def test_a_joined_works_lineage_is_drawn_and_its_boxes_lead_to_the_other_works(t
     assert svg.locator("g.node.current text.slug").text_content() == "retry-release"
     words = sorted(label.text_content() or "" for label in svg.locator("text.edge-label").all())
     assert words == ["fork", "join", "join"]
+    assert page.evaluate(THROUGH_A_BOX) == []  # retry-budget's join is drawn past retry-jitter's box, not through it
     page.evaluate("document.querySelector('svg.lineage').scrollIntoView({block: 'center'})")
     screenshot(page, tmp_path, "lineage")
     # A click on a box opens that work's page, where the same picture marks it as the current one.
