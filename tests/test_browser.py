@@ -118,7 +118,7 @@ def tab(browser: Browser, served: Server) -> Iterator[Tab]:
     opened.page.set_default_timeout(10_000)
     yield opened
     context.close()
-    # Every test: the page asked nothing of another host, and no script ran into an error (none runs at all).
+    # Every test: the page asked nothing of another host, and no script (/live.js, the only one) ran into an error.
     assert opened.requests and all(url.startswith(served.origin + "/") for url in opened.requests), opened.requests
     assert opened.errors == []
 
@@ -272,6 +272,213 @@ def test_the_keyboard_alone_answers_gates(tab: Tab) -> None:
     assert decided["retry"][0] in note_of(server.repo) and decided["invoices"][0] in note_of(other, "invoices")
 
 
+LIVE_WAIT = 10_000  # ms: /live.js asks every 4 s (web/live.py), so a change shows within one or two polls
+CHANGED = "The store changed since this page was drawn."
+
+
+def drawn(tab: Tab, path: str) -> int:
+    """How many times the page at this server's `path` was requested (each load or reload is one)."""
+    return tab.requests.count(tab.server.origin + path)
+
+
+def test_a_work_page_shows_an_agents_new_revision_by_itself(tab: Tab) -> None:
+    from playwright.sync_api import expect
+
+    page, server = tab.page, tab.server
+    work_id, drawn_from = head(server)["work_id"], str(revisions(server)[-1]["revision_id"])
+    page.goto(server.url)
+    page.goto(f"{server.origin}/work/{work_id}")
+    meta = page.locator("p.meta").first
+    assert "r1 · gated" in meta.inner_text() and drawn(tab, f"/work/{work_id}") == 1
+    # An agent checkpoints on the work; nobody touches the page.
+    cli(server.home, server.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", drawn_from)
+    expect(meta).to_contain_text("r2 · gated", timeout=LIVE_WAIT)
+    assert page.get_by_text("Moved by an agent.").first.is_visible()
+    assert page.locator("table").last.locator("tbody tr").count() == 2
+    assert drawn(tab, f"/work/{work_id}") == 2  # loaded again, once, at its own address
+    assert any(url.startswith(f"{server.origin}/changes?since=") for url in tab.requests)
+    assert page.get_by_text(CHANGED).count() == 0
+
+
+def test_typed_text_is_kept_and_the_page_offers_a_reload_instead(tab: Tab) -> None:
+    from playwright.sync_api import expect
+
+    page, server = tab.page, tab.server
+    work_id, drawn_from = head(server)["work_id"], str(revisions(server)[-1]["revision_id"])
+    page.goto(server.url)
+    page.goto(f"{server.origin}/work/{work_id}")
+    answer = page.get_by_label("Answer", exact=True)
+    answer.click()
+    page.keyboard.type(ANSWER)
+    page.locator("h1").click()  # the box loses the focus: what it holds, not the focus, keeps the page
+    assert tab.focused().startswith("body")
+    cli(server.home, server.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", drawn_from)
+    notice = page.get_by_role("status")
+    expect(notice).to_have_text(f"{CHANGED} Reload", timeout=LIVE_WAIT)
+    assert answer.input_value() == ANSWER and drawn(tab, f"/work/{work_id}") == 1
+    assert "r1 · gated" in page.locator("p.meta").first.inner_text()
+    # The next polls flag nothing twice and still do not reload.
+    page.wait_for_timeout(4_500)
+    assert notice.count() == 1 and answer.input_value() == ANSWER and drawn(tab, f"/work/{work_id}") == 1
+    # The person chooses to reload: the page is drawn again from the new head (and its form from the new base).
+    with page.expect_navigation():
+        notice.get_by_role("button", name="Reload").click()
+    assert page.url == f"{server.origin}/work/{work_id}"
+    assert "r2 · gated" in page.locator("p.meta").first.inner_text() and page.get_by_text(CHANGED).count() == 0
+    assert page.locator("input[name=base]").get_attribute("value") == head(server)["revision_id"] != drawn_from
+    assert page.get_by_label("Answer", exact=True).input_value() == ""
+
+
+def test_a_diff_from_before_the_first_revision_reloads_by_itself_too(tab: Tab) -> None:
+    """Its `from` choice has no option drawn as selected (there is no revision before r1), so the browser selects
+    the first: that is what the page drew, not a person's choice, and the page still reloads."""
+    from playwright.sync_api import expect
+
+    page, server = tab.page, tab.server
+    work_id, drawn_from = head(server)["work_id"], str(revisions(server)[-1]["revision_id"])
+    page.goto(server.url)
+    page.goto(f"{server.origin}/work/{work_id}/diff")
+    meta = page.locator("p.meta").first
+    assert meta.inner_text() == "From nothing (before its first revision) to r1"
+    cli(server.home, server.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", drawn_from)
+    expect(meta).to_have_text("From r1 to r2", timeout=LIVE_WAIT)  # left out, `from` is the new head's parent
+    assert page.get_by_text(CHANGED).count() == 0 and drawn(tab, f"/work/{work_id}/diff") == 2
+    # A choice the person did change still keeps the page: it says the store changed instead.
+    page.get_by_label("From").select_option("r2")
+    page.locator("h1").click()
+    cli(server.home, server.repo, "checkpoint", "retry", "--notes", "More.", "--base", head(server)["revision_id"])
+    expect(page.get_by_role("status")).to_have_text(f"{CHANGED} Reload", timeout=LIVE_WAIT)
+    assert page.get_by_label("From").input_value() == "r2" and drawn(tab, f"/work/{work_id}/diff") == 2
+
+
+def test_the_diff_form_shows_the_changed_entries_and_a_bad_revision_is_refused_in_words(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    work_id = head(server)["work_id"]
+    for orientation, decision, why in (("Backoff built.", "Cap at 20 s.", "Ops asked."),
+                                       ("Jitter added.", "Full jitter.", "Clients retry in step.")):  # fmt: skip
+        cli(server.home, server.repo, "checkpoint", "retry", "--base", head(server)["revision_id"],
+            "--orientation", orientation, "--decision", decision, "--rationale", why)  # fmt: skip
+    page.goto(server.url)
+    page.goto(f"{server.origin}/work/{work_id}")
+    assert page.get_by_label("From").input_value() == "r2" and page.get_by_label("To").input_value() == "r3"
+    # The keyboard alone: to the first choice, one revision up (r1), past the second, the button, Enter.
+    assert tab_to(tab, "select name=from", 40)
+    page.keyboard.press("ArrowUp")
+    assert page.get_by_label("From").input_value() == "r1"
+    page.keyboard.press("Tab")
+    assert tab.focused().startswith("select name=to")
+    page.keyboard.press("Tab")
+    assert tab.focused().startswith("button")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == f"{server.origin}/work/{work_id}/diff?from=r1&to=r3"
+    assert page.locator("h1").inner_text() == "retry: what changed"
+    assert page.locator("p.meta").first.inner_text() == "From r1 to r3"
+    added = page.locator("tr.added")
+    assert sorted(row.locator("td").nth(3).inner_text() for row in added.all()) == ["Cap at 20 s.", "Full jitter."]
+    fields = page.locator("table").nth(1)
+    assert "Retry policy." in fields.inner_text() and "Jitter added." in fields.inner_text()
+    # With clicks, on the diff page's own form: backwards, r3 to r1, the two decisions are removed.
+    page.get_by_label("From").select_option("r3")
+    page.get_by_label("To").select_option("r1")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Show the change").click()
+    assert page.locator("p.meta").first.inner_text() == "From r3 to r1"
+    assert page.locator("tr.removed").count() == 2 and page.locator("tr.added").count() == 0
+    page.get_by_role("link", name="retry").click()  # the heading leads back to the work
+    assert page.url == f"{server.origin}/work/{work_id}"
+    # A revision the work does not have, or no revision at all: a 4xx page that says so, no traceback.
+    for query, status, title, words in (("from=r9", 404, "Not found", "r9 is not a revision of"),
+                                        ("to=x", 400, "Bad revision", "to takes a revision")):  # fmt: skip
+        refused = page.goto(f"{server.origin}/work/{work_id}/diff?{query}")
+        assert refused is not None and refused.status == status, query
+        assert page.locator("h1").inner_text() == title
+        body = page.locator("body").inner_text()
+        assert words in body and "Traceback" not in body, body
+
+
+# In the page: each lineage edge (its `d`) that runs through a work's box, and each edge label drawn over one.
+THROUGH_A_BOX = """() => {
+  const boxes = [...document.querySelectorAll("svg.lineage rect")].map(r => r.getBBox());
+  const inside = (p, b) => p.x > b.x + 1 && p.x < b.x + b.width - 1 && p.y > b.y + 1 && p.y < b.y + b.height - 1;
+  const over = (t, b) => t.x < b.x + b.width && t.x + t.width > b.x && t.y < b.y + b.height && t.y + t.height > b.y;
+  const found = [];
+  for (const edge of document.querySelectorAll("svg.lineage path.edge")) {
+    const length = edge.getTotalLength();
+    for (let i = 0; i <= 100; i++) {
+      const point = edge.getPointAtLength(length * i / 100);
+      if (boxes.some(b => inside(point, b))) { found.push(edge.getAttribute("d")); break; }
+    }
+  }
+  for (const label of document.querySelectorAll("svg.lineage text.edge-label")) {
+    if (boxes.some(b => over(label.getBBox(), b))) { found.push("label " + label.textContent); }
+  }
+  return found;
+}"""
+
+
+def test_a_joined_works_lineage_is_drawn_and_its_boxes_lead_to_the_other_works(tab: Tab, tmp_path: Path) -> None:
+    page, server = tab.page, tab.server
+    # retry's open question is forked off to retry-jitter; retry-jitter and retry-budget join into retry-release.
+    question = next(e["id"] for e in head(server)["entries"] if e["kind"] == "question")
+    forked = cli(server.home, server.repo, "fork", "retry", "retry-jitter", "--orientation", "Jitter is split off.",
+                 "--move", question)["child"]  # fmt: skip
+    budget = cli(server.home, server.repo, "checkpoint", "retry-budget", "--orientation", "A retry budget per client.",
+                 "--next", "hold", "--decision", "Ten retries a minute.", "--rationale", "The limit.")  # fmt: skip
+    joined = cli(server.home, server.repo, "join", "retry-jitter", "retry-budget", "retry-release",
+                 "--orientation", "Jitter and the budget ship together.")["joined"]  # fmt: skip
+    ids = {"retry": head(server)["work_id"], "retry-jitter": forked["work_id"], "retry-budget": budget["work_id"],
+           "retry-release": joined["work_id"]}  # fmt: skip
+    page.goto(server.url)
+    page.goto(f"{server.origin}/work/{ids['retry-release']}")
+    svg = page.locator("svg.lineage")
+    svg.scroll_into_view_if_needed()
+    assert svg.is_visible() and svg.bounding_box() is not None
+    assert page.get_by_role("img", name="Lineage: 4 works, 3 edges").is_visible()
+    boxes = svg.locator("a")
+    assert sorted(box.get_attribute("href") or "" for box in boxes.all()) == sorted(f"/work/{i}" for i in ids.values())
+    assert svg.locator("g.node.current text.slug").text_content() == "retry-release"
+    words = sorted(label.text_content() or "" for label in svg.locator("text.edge-label").all())
+    assert words == ["fork", "join", "join"]
+    assert page.evaluate(THROUGH_A_BOX) == []  # retry-budget's join is drawn past retry-jitter's box, not through it
+    page.evaluate("document.querySelector('svg.lineage').scrollIntoView({block: 'center'})")
+    screenshot(page, tmp_path, "lineage")
+    # A click on a box opens that work's page, where the same picture marks it as the current one.
+    with page.expect_navigation():
+        boxes.filter(has=page.locator("text.slug", has_text="retry-budget")).click()
+    assert page.url == f"{server.origin}/work/{ids['retry-budget']}"
+    assert page.locator("h1").inner_text() == "retry-budget"
+    assert page.locator("svg.lineage g.node.current text.slug").text_content() == "retry-budget"
+    # And the keyboard: Tab reaches a box, Enter follows it.
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.closest('svg') !== null && "
+                         "document.activeElement.textContent.startsWith('retry: ')"):  # fmt: skip
+            break
+    else:
+        raise AssertionError(f"no lineage box for retry took the focus; last: {tab.focused()}")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url == f"{server.origin}/work/{ids['retry']}" and page.locator("h1").inner_text() == "retry"
+
+
+def test_health_is_reached_from_the_nav_and_shows_each_harness(tab: Tab) -> None:
+    page, server = tab.page, tab.server
+    page.goto(server.url)
+    page.get_by_role("navigation").get_by_role("link", name="Health").click()
+    assert page.url == f"{server.origin}/health"
+    assert page.locator("h1").inner_text().startswith("Health: ")
+    assert page.get_by_role("heading", name="Harnesses").is_visible()
+    harnesses = page.locator("tr.hook")
+    assert harnesses.count() >= 4
+    shown = {row.locator("td").first.inner_text() for row in harnesses.all()}
+    assert shown == {"claude-code", "codex", "gemini", "opencode"}, shown
+    assert all("no wheypoint hooks" in row.inner_text() for row in harnesses.all())  # none installed in this home
+    assert "1 work(s), 1 revision(s) verified" in page.locator("body").inner_text()
+    page.get_by_role("navigation").get_by_role("link", name="Inbox").click()
+    assert page.locator("h1").inner_text() == "Inbox: 1 open gate"
+
+
 def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", path
@@ -279,8 +486,19 @@ def png_size(path: Path) -> tuple[int, int]:
     return int(width), int(height)
 
 
-def test_screenshots_of_the_inbox_and_a_work_page(tab: Tab, tmp_path: Path) -> None:
-    """Drawn on every run; written to docs/screenshots/ (tracked files) only with WHEYPOINT_TEST_SCREENSHOTS=1."""
+def screenshot(page: Page, folder: Path, name: str) -> None:
+    """The viewport as folder/<name>.png, copied to docs/screenshots/ (tracked files) only with
+    WHEYPOINT_TEST_SCREENSHOTS=1."""
+    path = folder / f"{name}.png"
+    page.screenshot(path=path)
+    assert png_size(path) == (VIEWPORT["width"], VIEWPORT["height"]), name
+    if os.environ.get("WHEYPOINT_TEST_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+
+
+def test_screenshots_of_the_inbox_a_work_page_and_a_diff(tab: Tab, tmp_path: Path) -> None:
+    """Drawn on every run; written to docs/screenshots/ only with WHEYPOINT_TEST_SCREENSHOTS=1."""
     page, server = tab.page, tab.server
     other = make_repo(tmp_path / "billing", {"shop.py": "PRICES_IN = 'EUR'\n"})
     invoices = gated_intent("invoices", "Which currency do invoices use?", orientation="Invoices for the EU shop.",
@@ -294,8 +512,7 @@ def test_screenshots_of_the_inbox_and_a_work_page(tab: Tab, tmp_path: Path) -> N
         "--next", "hold", "--notes", "Nothing waits.")  # fmt: skip
     page.goto(server.url)
     assert page.locator("h1").inner_text() == "Inbox: 2 open gates"
-    shots = {"inbox": tmp_path / "inbox.png", "work": tmp_path / "work.png"}
-    page.screenshot(path=shots["inbox"])
+    screenshot(page, tmp_path, "inbox")
     # The work page of an answered gate: its decision, the resolved gate and both revisions.
     retry = page.locator("section.gate").filter(has=page.get_by_role("link", name="retry", exact=True))
     retry.get_by_label("Answer", exact=True).fill(ANSWER)
@@ -303,9 +520,9 @@ def test_screenshots_of_the_inbox_and_a_work_page(tab: Tab, tmp_path: Path) -> N
     assert tab.submit(retry.get_by_role("button", name="Record the answer")).status == 200
     page.goto(f"{server.origin}/work/{head(server)['work_id']}")
     assert "r2 · ok" in page.locator("p.meta").first.inner_text()
-    page.screenshot(path=shots["work"])
-    for name, path in shots.items():
-        assert png_size(path) == (VIEWPORT["width"], VIEWPORT["height"]), name
-        if os.environ.get("WHEYPOINT_TEST_SCREENSHOTS") == "1":
-            SCREENSHOTS.mkdir(exist_ok=True)
-            shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+    screenshot(page, tmp_path, "work")
+    # What the answer changed, from the work page's own form (r1 to r2, as drawn).
+    with page.expect_navigation():
+        page.get_by_role("button", name="Show the change").click()
+    assert page.locator("p.meta").first.inner_text() == "From r1 to r2"
+    screenshot(page, tmp_path, "diff")

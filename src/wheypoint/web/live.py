@@ -31,11 +31,27 @@ LIVE_JS = """\
     for (var i = 0; i < fields.length; i++) {
       if (fields[i].type !== "hidden" && fields[i].value !== fields[i].defaultValue) { return true; }
     }
-    var options = document.querySelectorAll("option");
-    for (var j = 0; j < options.length; j++) {
-      if (options[j].selected !== options[j].defaultSelected) { return true; }
+    var choices = document.querySelectorAll("select");
+    for (var j = 0; j < choices.length; j++) {
+      if (chosen(choices[j])) { return true; }
     }
     return false;
+  }
+
+  // A choice the person changed. A single choice none of whose options was drawn `selected` shows its first
+  // option (a diff from before the first revision draws its `from` so): that is the page's, not the person's.
+  function chosen(choice) {
+    var options = choice.options;
+    var drawn = -1;
+    for (var k = 0; k < options.length; k++) {
+      if (choice.multiple && options[k].selected !== options[k].defaultSelected) { return true; }
+      if (options[k].defaultSelected) { drawn = k; }
+    }
+    if (choice.multiple) { return false; }
+    if (drawn < 0 && choice.size <= 1) {
+      for (var m = 0; m < options.length && drawn < 0; m++) { if (!options[m].disabled) { drawn = m; } }
+    }
+    return choice.selectedIndex !== drawn;
   }
 
   function flag() {

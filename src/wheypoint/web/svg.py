@@ -28,13 +28,25 @@ def _short(text: str, size: int) -> str:
 
 
 def generations(nodes: list[dict[str, Any]], edges: list[dict[str, str]]) -> dict[str, int]:
-    """Each node's column: the longest chain of parents above it (a root is 0); bounded, so a cycle cannot hang it."""
+    """Each node's column: the longest chain of parents above it (a root is 0), then each parent moved up to the
+    column just before its nearest child, so an edge skips no column (one that did was drawn through the boxes
+    between). Bounded, so a cycle cannot hang it."""
     rank = {node["id"]: 0 for node in nodes}
+    inside = [edge for edge in edges if edge["from"] in rank and edge["to"] in rank]
     for _ in range(len(nodes)):
         moved = False
-        for edge in edges:
-            if edge["from"] in rank and edge["to"] in rank and rank[edge["to"]] < rank[edge["from"]] + 1:
+        for edge in inside:
+            if rank[edge["to"]] < rank[edge["from"]] + 1:
                 rank[edge["to"]] = min(rank[edge["from"]] + 1, len(nodes))
+                moved = True
+        if not moved:
+            break
+    for _ in range(len(nodes)):
+        moved = False
+        for node in rank:
+            children = [rank[edge["to"]] for edge in inside if edge["from"] == node]
+            if children and rank[node] < min(children) - 1:
+                rank[node] = min(children) - 1
                 moved = True
         if not moved:
             break
