@@ -409,6 +409,14 @@ def test_more_turns_than_a_list_holds_are_kept_over_several_revisions(scene: Sce
     assert scene.state()["pending"]["revision_id"] == record["revision_id"]
 
 
+def test_exactly_as_many_turns_as_a_list_holds_take_one_revision_and_its_note(scene: Scene) -> None:
+    lines = [user(f"u{n:03d}", f"prompt number {n}", OLD.format(0)) for n in range(MAX_LIST)]
+    answer = scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
+    assert answer["systemMessage"] == f"wheypoint kept {MAX_LIST} turn(s) verbatim in {OURS} r1"
+    note = scene.repo / ".cheese" / "notes" / f"{OURS}.md"
+    assert note.exists() and f"prompt number {MAX_LIST - 1}" in note.read_text(encoding="utf-8")
+
+
 def test_a_session_id_with_a_type_prefix_names_its_work_by_what_follows(scene: Scene) -> None:
     session = "ses_Q7x9K2m4P8r1"
     transcript = scene.transcript([user("u1", "a prompt", OLD.format(0), session)], session)
@@ -448,6 +456,7 @@ def test_a_session_of_injected_context_and_no_prompt_is_said_to_be_in_a_format_t
              for n in range(metas)]  # fmt: skip
     transcript = scene.transcript(lines)
     scene.fire("PreCompact", transcript, trigger="auto")
+    assert not (scene.home / "store.sqlite3").exists()  # nothing to keep: the rescue only read, and made no store
     warning = scene.last().get("warning")
     if warned:
         assert warning is not None and warning["code"] == "transcript-format-unknown"
