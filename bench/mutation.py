@@ -76,8 +76,14 @@ GROUPS: dict[str, Group] = {
             "src/wheypoint/model/credential_hand.py",
             "src/wheypoint/model/credential_values.py",
             "src/wheypoint/model/credential_text.py",
+            "src/wheypoint/model/credential_near.py",
         ),
-        ("tests/test_credentials.py", "tests/test_credential_thresholds.py", "tests/test_credential_text.py"),
+        (
+            "tests/test_credential_near.py",
+            "tests/test_credentials.py",
+            "tests/test_credential_thresholds.py",
+            "tests/test_credential_text.py",
+        ),
     ),
     # What the hooks choose and write first (one process per hook call, no pyz), then the incremental read's, the
     # packets' and Gemini's own tests; the install tests pin settings.py and install.py.
@@ -91,6 +97,10 @@ GROUPS: dict[str, Group] = {
             "tests/test_hooks_gemini.py",
             "tests/test_hook_events.py",
             "tests/test_hooks_install.py",
+            # the deadline every hook keeps (events.py's own), run as the harness runs a hook
+            "tests/test_always_answer.py::test_a_hook_past_its_deadline_answers_says_what_it_skipped_and_exits_0",
+            "tests/test_always_answer.py::test_a_rescue_cut_by_its_deadline_leaves_the_store_whole_and_the_next_hook_works",
+            "tests/test_always_answer.py::test_a_hook_given_no_regular_transcript_answers_at_once",
         ),
     ),
     # The note a record renders to, and the escapes that keep it inert for every reader: the pins of what render

@@ -127,3 +127,39 @@ def test_each_smaller_codex_render_has_the_room_its_rule_gives(tmp_path: Path, m
         assert len(calls) <= 8, (budget, calls)  # a handful of renders, whatever the overshoot
     # the span holds renders where the unit and the sixteenth decide, or the test proves nothing
     assert unit_bound >= 1 and sixteenth_bound >= 1, (unit_bound, sixteenth_bound)
+
+
+def test_a_hook_packet_has_its_budget_less_its_head_and_the_room_kept_for_its_first_and_last_lines(
+    tmp_path: Path,
+) -> None:
+    """The packet inside a hook's answer is rendered in the budget less the first line and the room kept for the
+    first line's note of what was left out and for the closing line (128 characters each, docs/hooks.md), to the
+    character: at a room where one character less leaves an item out, the budget that gives exactly that room
+    keeps the item."""
+    from wheypoint.app.context import Context
+    from wheypoint.app.notes import handoff_render
+    from wheypoint.hooks.events import _check, _packet
+    from wheypoint.store.rows import WorkQuery
+
+    assert _check("SessionStart", "claude-code", None) == ("SessionStart", 10000)  # the default budget
+    scene = Scene(tmp_path)
+    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small " + "x" * (n % 13))
+                   for n in range(120)))  # fmt: skip
+    scene.hook()
+    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
+    store = ctx.open_store(create=False)
+    try:
+        (work,) = store.list_works(WorkQuery(limit=5))
+    finally:
+        store.close()
+
+    def packet(room: int) -> object:
+        return handoff_render(ctx, work.work_id, None, str(room))["packet"]
+
+    room = 4000
+    while packet(room - 1) == packet(room):  # a room that holds its packet to the character
+        room -= 1
+    head = f"wheypoint: the handoff of work {work.work_id} (user turns and quotes are verbatim; gates wait on a person)"
+    budget = room + len(head) + 128 + 128
+    assert json.loads(_packet(ctx, work.work_id, budget).split("\n")[1]) == packet(room)
+    assert json.loads(_packet(ctx, work.work_id, budget - 1).split("\n")[1]) == packet(room - 1)
