@@ -279,8 +279,10 @@ EQUIVALENT: dict[str, str] = {
     "which matters only when the settings are left empty, and settings with that event's list are not",
     "hooks:run_hook:const:7f12dcd0": "reading MAX_PAYLOAD + 2 bytes instead of + 1: a payload is over MAX_PAYLOAD "
     "in either read exactly when it is, so the same payloads are refused",
-    "hooks:run_hook:const:bf945845": _LOGGED_MS,  # * 1001
-    "hooks:run_hook:const:181c4ea2": _LOGGED_MS,  # rounded to 2 decimals
+    "hooks:_answer:const:c5d5f36e": _LOGGED_MS,  # * 1001 (run_hook's bf945845 before the deadline moved it)
+    "hooks:_answer:const:000fd2b0": _LOGGED_MS,  # rounded to 2 decimals (run_hook's 181c4ea2)
+    "hooks:_arm:cmp:4c12ee54": "the watch takes `signal` where `_signal` is loaded, which it always is at start-up: "
+    "`signal` wraps the same setitimer and signal functions, at the cost of an import",
     "hooks:_packet:const:3e84b106": "the Codex loop's count of renders stepped by 2 instead of 1: it is only read "
     "as whether a render came before, which either step says",
     "render:_digest_value_span:cmp:92315a7a": _DIGEST_LINE,  # line <= 0

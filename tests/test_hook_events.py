@@ -124,3 +124,51 @@ def test_a_hook_run_before_any_store_keeps_its_state_and_log_private(tmp_path: P
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
     for file in (state, home / "hooks" / "hook.log"):
         assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+
+
+# ---- the deadline every call keeps (events._deadline, events._arm), in process
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "seconds"),
+    [("PreCompact", None, 20.0), ("PreCompress", None, 20.0), ("SessionStart", None, 6.0), ("Stop", None, 6.0),
+     ("PreCompact", "1.5", 1.5), ("Stop", "0.25", 0.25),
+     # not a positive finite number: the event's own deadline
+     ("PreCompact", "0", 20.0), ("PreCompact", "-3", 20.0), ("PreCompact", "nan", 20.0), ("PreCompact", "inf", 20.0),
+     ("PreCompact", "soon", 20.0),
+     # no event known (yet): the shortest of all
+     (None, None, 6.0), ("NoSuchEvent", None, 6.0), (7, None, 6.0)],
+)  # fmt: skip
+def test_each_call_has_its_events_deadline_unless_the_variable_names_a_positive_number(
+    monkeypatch: pytest.MonkeyPatch, given: object, env: str | None, seconds: float
+) -> None:
+    from wheypoint.hooks import events
+
+    monkeypatch.delenv("WHEYPOINT_HOOK_DEADLINE", raising=False)
+    if env is not None:
+        monkeypatch.setenv("WHEYPOINT_HOOK_DEADLINE", env)
+    assert events._deadline(given) == seconds
+
+
+def test_where_no_timer_can_be_set_the_watch_is_a_disarm_that_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No setitimer (a platform without it), or off the main thread (a hook run in process by a test): no watch,
+    and the disarm given back can be called all the same."""
+    import sys
+    import threading
+    import types
+
+    from wheypoint.hooks import events
+
+    rang: list[float] = []
+    monkeypatch.setitem(sys.modules, "_signal", types.SimpleNamespace())  # a signal module without setitimer
+    disarm = events._arm(0.01, rang.append)
+    disarm()
+    monkeypatch.undo()
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.append(events._arm(0.01, rang.append)))
+    thread.start()
+    thread.join()
+    (off_main,) = got
+    assert callable(off_main)
+    off_main()  # type: ignore[operator]
+    assert rang == []
