@@ -10,6 +10,11 @@ import pytest
 
 from test_rescue_incremental import Scene
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wheypoint.app.context import Context
+    from wheypoint.store.rows import ListedWork
+
 HEAD = "wheypoint: the handoff of work"
 
 
@@ -42,22 +47,14 @@ def test_a_whole_packet_has_no_partial_mark(tmp_path: Path) -> None:
 def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budget(tmp_path: Path) -> None:
     """Codex counts bytes: a packet whose bytes are exactly its budget is kept as rendered; one over is rendered
     again in less room until it fits; a packet rendered for another harness is never re-rendered."""
-    from wheypoint.app.context import Context
     from wheypoint.hooks.events import _packet
-    from wheypoint.store.rows import WorkQuery
 
     scene = Scene(tmp_path)
     # Three to five CJK characters a prompt: three bytes of UTF-8 to one UTF-16 unit, so the packet's bytes run
     # from a little under its budget to a little over as the budget grows (the span searched below).
     scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small " + "预" * (3 + n % 3))
                    for n in range(120)))  # fmt: skip
-    scene.hook()
-    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
-    store = ctx.open_store(create=False)
-    try:
-        (work,) = store.list_works(WorkQuery(limit=5))
-    finally:
-        store.close()
+    ctx, work = _rescued(scene)
     exact = over = near = whole = 0
     for budget in range(2200, 2240):
         plain = _packet(ctx, work.work_id, budget)
@@ -81,6 +78,21 @@ def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budge
     assert whole >= 1, whole
 
 
+def _rescued(scene: Scene) -> tuple[Context, ListedWork]:
+    """The scene's transcript rescued by its hook, and the context and the one work that rescue wrote."""
+    from wheypoint.app.context import Context
+    from wheypoint.store.rows import WorkQuery
+
+    scene.hook()
+    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
+    store = ctx.open_store(create=False)
+    try:
+        (work,) = store.list_works(WorkQuery(limit=5))
+    finally:
+        store.close()
+    return ctx, work
+
+
 def _omitted(context: str) -> int:
     return sum(json.loads(context.split("\n")[1])["omitted"].values())
 
@@ -91,19 +103,12 @@ def test_each_smaller_codex_render_has_the_room_its_rule_gives(tmp_path: Path, m
     over its budget takes a handful of renders, never one per unit of room), and never less than that."""
     from wheypoint.app.context import Context
     from wheypoint.hooks import events
-    from wheypoint.store.rows import WorkQuery
 
     scene = Scene(tmp_path)
     # Mostly ASCII with eight two-byte letters a prompt: a packet's bytes run a little over its units, so over this
     # span of budgets one first render is a single byte over (where the one-unit step decides).
     scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small, caf" + "é" * 8) for n in range(160)))
-    scene.hook()
-    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
-    store = ctx.open_store(create=False)
-    try:
-        (work,) = store.list_works(WorkQuery(limit=5))
-    finally:
-        store.close()
+    ctx, work = _rescued(scene)
     original = events._render
     calls: list[tuple[int, int]] = []  # (room, bytes) of each render
 
@@ -136,22 +141,14 @@ def test_a_hook_packet_has_its_budget_less_its_head_and_the_room_kept_for_its_fi
     first line's note of what was left out and for the closing line (128 characters each, docs/hooks.md), to the
     character: at a room where one character less leaves an item out, the budget that gives exactly that room
     keeps the item."""
-    from wheypoint.app.context import Context
     from wheypoint.app.notes import handoff_render
     from wheypoint.hooks.events import _check, _packet
-    from wheypoint.store.rows import WorkQuery
 
     assert _check("SessionStart", "claude-code", None) == ("SessionStart", 10000)  # the default budget
     scene = Scene(tmp_path)
     scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small " + "x" * (n % 13))
                    for n in range(120)))  # fmt: skip
-    scene.hook()
-    ctx = Context(cwd=scene.repo, environ={"WHEYPOINT_HOME": str(scene.home), "HOME": str(scene.home)})
-    store = ctx.open_store(create=False)
-    try:
-        (work,) = store.list_works(WorkQuery(limit=5))
-    finally:
-        store.close()
+    ctx, work = _rescued(scene)
 
     def packet(room: int) -> object:
         return handoff_render(ctx, work.work_id, None, str(room))["packet"]
