@@ -101,7 +101,6 @@ def test_each_smaller_codex_render_has_the_room_its_rule_gives(tmp_path: Path, m
     """The renders a Codex packet takes are few and as large as they may be: the second has the room scaled by the
     budget over the bytes, but one unit less at least; each later one a sixteenth less at least (so a packet far
     over its budget takes a handful of renders, never one per unit of room), and never less than that."""
-    from wheypoint.app.context import Context
     from wheypoint.hooks import events
 
     scene = Scene(tmp_path)
