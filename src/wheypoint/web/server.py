@@ -329,7 +329,9 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
 
         @staticmethod
         def context() -> Context:
-            return Context(ctx.cwd, ctx.environ, ctx.project)
+            fresh = Context(ctx.cwd, ctx.environ, ctx.project)
+            fresh.keep_readers = True  # a team store's reads reuse connections from one request to the next
+            return fresh
 
     try:
         server = ThreadingHTTPServer((host, port), Bound)
