@@ -229,6 +229,27 @@ def test_a_session_that_holds_the_packet_already_is_not_handed_it_again(scene: S
     assert scene.last()["chars"] > 0
 
 
+def test_a_compaction_makes_the_session_lose_its_packet_and_a_stop_does_not(scene: Scene) -> None:
+    """A packet a session had before its PreCompact left its context with the compaction: handed again on resume.
+    A Stop's rescue compacts nothing: the session still holds its packet."""
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    assert "hookSpecificOutput" in scene.fire("SessionStart", None, source="startup")
+    assert scene.fire("SessionStart", None, source="resume") == {}  # held since the last compaction
+    time.sleep(0.05)
+    scene.fire("PreCompact", transcript, trigger="auto")  # nothing new: the same packet, now compacted away
+    assert scene.last().get("kept", 0) == 0
+    again = scene.fire("SessionStart", None, source="resume")
+    assert json.loads(again["hookSpecificOutput"]["additionalContext"].splitlines()[1])["slug"] == OURS
+    time.sleep(0.05)
+    with transcript.open("ab") as handle:  # a Stop that reads 64 KiB more and keeps nothing new
+        handle.write(padding(STOP_GROWTH))
+    assert scene.fire("Stop", transcript, stop_hook_active=False) == {}
+    assert scene.last().get("kept", 0) == 0 and scene.state()["sessions"][f"claude-code:{SID}"]["size"] > STOP_GROWTH
+    assert scene.fire("SessionStart", None, source="resume") == {}
+    assert scene.last()["skipped"] == "this session has had this packet since its last compaction"
+
+
 # ---- which work a rescue continues
 
 

@@ -172,3 +172,17 @@ def test_where_no_timer_can_be_set_the_watch_is_a_disarm_that_does_nothing(monke
     assert callable(off_main)
     off_main()  # type: ignore[operator]
     assert rang == []
+
+
+def test_disarming_the_watch_stops_its_timer_and_gives_back_the_handler_there_was() -> None:
+    import signal
+
+    from wheypoint.hooks import events
+
+    before = signal.getsignal(signal.SIGALRM)
+    rang: list[float] = []
+    disarm = events._arm(30.0, rang.append)
+    assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 30.0 and signal.getsignal(signal.SIGALRM) != before
+    disarm()
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) == before
+    assert rang == []
