@@ -250,6 +250,25 @@ def test_a_compaction_makes_the_session_lose_its_packet_and_a_stop_does_not(scen
     assert scene.last()["skipped"] == "this session has had this packet since its last compaction"
 
 
+@pytest.mark.parametrize(("ago", "handed"), [(59.0, False), (60.5, True)])
+def test_after_a_compaction_a_packet_had_since_its_precompact_stands_for_a_minute(
+    scene: Scene, ago: float, handed: bool
+) -> None:
+    """Codex runs a resumed session's SessionStart, then the compact one: a copy sent after the compaction's
+    PreCompact, less than a minute ago, stands for the one the compact SessionStart would send (REPEAT_WINDOW)."""
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    assert "hookSpecificOutput" in scene.fire("SessionStart", None, source="resume")
+    path = scene.home / "hooks" / "shop.json"
+    state = json.loads(path.read_text(encoding="utf-8"))
+    facts = state["sessions"][f"claude-code:{SID}"]
+    facts["sent"]["at"] = time.time() - ago
+    facts["compacted"] = facts["sent"]["at"] - 1  # the PreCompact came before the copy
+    path.write_text(json.dumps(state), encoding="utf-8")
+    answer = scene.fire("SessionStart", None, source="compact")
+    assert ("hookSpecificOutput" in answer) is handed, answer
+
+
 # ---- which work a rescue continues
 
 
