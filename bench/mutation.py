@@ -281,6 +281,11 @@ EQUIVALENT: dict[str, str] = {
     "in either read exactly when it is, so the same payloads are refused",
     "hooks:_answer:const:c5d5f36e": _LOGGED_MS,  # * 1001 (run_hook's bf945845 before the deadline moved it)
     "hooks:_answer:const:000fd2b0": _LOGGED_MS,  # rounded to 2 decimals (run_hook's 181c4ea2)
+    "hooks:_repeats:return:2777203e": "_repeats answers None for False: its one caller reads it as a truth value",
+    "hooks:_repeats:return:7aab0efa": "_repeats answers None for False: its one caller reads it as a truth value",
+    "hooks:_repeats:cmp:df49f789": "a packet sent at the very float time.time() gave the PreCompact, in another "
+    "process: `<` and `<=` part only then",
+    "hooks:_repeats:cmp:67a071be": "a copy exactly REPEAT_WINDOW seconds old to the float: `<` and `<=` part only then",
     "hooks:_arm:cmp:4c12ee54": "the watch takes `signal` where `_signal` is loaded, which it always is at start-up: "
     "`signal` wraps the same setitimer and signal functions, at the cost of an import",
     "hooks:_packet:const:3e84b106": "the Codex loop's count of renders stepped by 2 instead of 1: it is only read "

@@ -250,6 +250,13 @@ def test_a_compaction_makes_the_session_lose_its_packet_and_a_stop_does_not(scen
     assert scene.last()["skipped"] == "this session has had this packet since its last compaction"
 
 
+def test_a_compaction_whose_precompact_did_not_fire_does_not_cost_the_packet(scene: Scene) -> None:
+    scene.checkpoint("aaa-work")
+    assert "hookSpecificOutput" in scene.fire("SessionStart", None, session=OTHER, source="startup")
+    answer = scene.fire("SessionStart", None, session=OTHER, source="compact")  # moments later, no PreCompact seen
+    assert "hookSpecificOutput" in answer, answer
+
+
 @pytest.mark.parametrize(("ago", "handed"), [(59.0, False), (60.5, True)])
 def test_after_a_compaction_a_packet_had_since_its_precompact_stands_for_a_minute(
     scene: Scene, ago: float, handed: bool

@@ -92,6 +92,17 @@ def test_an_automatic_precompress_near_a_compression_rescues(scene: Scene) -> No
     assert scene.fire("PreCompress", near, trigger="auto") == {}  # nothing new since
 
 
+@pytest.mark.parametrize(("tokens", "rescued"), [(51_200, True), (51_199, False)])
+def test_a_precompress_rescues_from_a_fifth_of_the_models_context_on(scene: Scene, tokens: int, rescued: bool) -> None:
+    """Near a compression means the last reply read a fifth of the model's context or more: 51,200 of Gemma 4's
+    256,000 tokens is exactly that share (GEMINI_NEAR_COMPRESS), one token fewer is not."""
+    small = scene.until(_reply_to(P2))
+    last = {**small[-1], "model": "gemma-4-27b-it", "tokens": {**(small[-1].get("tokens") or {}), "input": tokens}}
+    answer = scene.fire("PreCompress", scene.transcript([*small[:-1], last]), trigger="auto")
+    assert ("kept 2 turn(s)" in answer.get("systemMessage", "")) is rescued, answer
+    assert bool(scene.works()) is rescued
+
+
 def test_an_automatic_precompress_after_the_transcript_grew_rescues(scene: Scene) -> None:
     small = scene.until(_reply_to(P1))
     long_reply = {**small[-1], "id": "long-reply", "content": "x" * (70 * 1024)}
