@@ -143,6 +143,28 @@ def test_the_packet_rides_beforeagent_once_per_session(scene: Scene) -> None:
     assert after["hookSpecificOutput"]["additionalContext"].startswith("wheypoint: the handoff of work ")
 
 
+def test_beforeagent_carries_the_pending_work_over_a_newer_one_and_nothing_once_the_session_had_it(
+    scene: Scene, home: Path
+) -> None:
+    """The work a rescue left pending goes first, even when another work is newer; a session that had its packet
+    and has nothing pending gets nothing (and no error); each packet given is logged with its work and size."""
+    near = scene.transcript(scene.until(lambda r: (r.get("tokens") or {}).get("input", 0) > 500_000))
+    scene.fire("PreCompress", near, trigger="auto")
+    rescued = f"session-gemini-{scene.session[:8]}"
+    scene.wp("checkpoint", "newer-work", "--orientation", "Newer.", "--next", "hold", "--notes", "N.",
+             cwd=scene.repo, env=scene.env)  # fmt: skip
+    other = "0c0c0c0c-1111-2222-3333-444444444444"
+    fresh = scene.transcript([{**scene.records[0], "sessionId": other}, scene.records[1]], name=other[:8])
+    packet = scene.fire("BeforeAgent", fresh, session=other, prompt="where were we?")["hookSpecificOutput"]
+    assert json.loads(packet["additionalContext"].splitlines()[1])["slug"] == rescued
+    log = home / "hooks" / "hook.log"
+    entry = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+    assert entry["work_id"].startswith(rescued) and entry["chars"] == len(packet["additionalContext"])
+    assert scene.fire("BeforeAgent", fresh, session=other, prompt="and now?") == {}
+    entry = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+    assert "error" not in entry and "work_id" not in entry, entry
+
+
 def test_a_rescue_keeps_prompts_without_the_context_glued_onto_them(scene: Scene) -> None:
     """0.61 with the earlier SessionStart answer: each resumed prompt began with the packet. The rescue keeps the
     prompt alone, so no packet ever nests inside the next one."""
