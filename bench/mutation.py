@@ -97,6 +97,7 @@ GROUPS: dict[str, Group] = {
             "tests/test_hooks_gemini.py",
             "tests/test_hook_events.py",
             "tests/test_hooks_install.py",
+            "tests/test_hook_state_scrub.py",  # what the state file and hook.log keep of a payload's text
             # the deadline every hook keeps (events.py's own), run as the harness runs a hook
             "tests/test_always_answer.py::test_a_hook_past_its_deadline_answers_says_what_it_skipped_and_exits_0",
             "tests/test_always_answer.py::test_a_rescue_cut_by_its_deadline_leaves_the_store_whole_and_the_next_hook_works",
