@@ -13,6 +13,7 @@ from wheypoint.model.credential_near import check as near_check
 from wheypoint.model.credential_values import (
     CHAIN_SRC,
     PICKED_SRC,
+    is_password_name,
     is_placeholder_password,
     is_reference,
     looks_like_password,
@@ -185,11 +186,6 @@ def _check_curl_user(m: re.Match[str]) -> bool:
     return len(m.group("v")) >= 6 and not is_placeholder_password(m.group("u"), m.group("v"))
 
 
-def _is_password_name(name: str) -> bool:
-    low = name.lower()
-    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])(?:pw|psk)(?![a-z])", low) is not None
-
-
 def _renamed(words: str) -> bool:
     """True when the words between a secret's name and a value name it as something else (a commit, a path)."""
     return any(word.strip(".,:;!?()'`\"").lower() in RENAMING for word in words.split())
@@ -219,7 +215,7 @@ def _check_prose(m: re.Match[str]) -> bool:
         return False
     if is_placeholder_password("", value):
         return False
-    if _is_password_name(m.group("k")):
+    if is_password_name(m.group("k")):
         return looks_like_password(value)
     # a value linked to the name ("is", ":", "=", an aside between) may be a chosen one; one that follows the name
     # bare must be random
@@ -240,7 +236,7 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
             return False
     if m.groupdict().get("lp") and _renamed(re.split(r"[),;]", m.string[m.end() : m.end() + 60], maxsplit=1)[0]):
         return False  # "V (the token refresh commit)": the parentheses name it as something else
-    if _is_password_name(m.group("k")):
+    if is_password_name(m.group("k")):
         return looks_like_password(value)
     return looks_random(value, min_len=12) or _chosen(value)
 

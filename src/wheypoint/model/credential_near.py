@@ -19,6 +19,7 @@ import re
 
 from wheypoint.model.credential_values import (
     CHAIN_SRC,
+    is_password_name,
     is_placeholder_password,
     is_reference,
     looks_like_password,
@@ -165,11 +166,6 @@ def _linked_back(between: str) -> bool:
 def _verb_pass(m: re.Match[str]) -> bool:
     """A bare "pass" in running text is mostly the verb ("tests pass", "pass it to"): never taken as a name here."""
     return m.group("k").lower() == "pass"
-
-
-def is_password_name(name: str) -> bool:
-    low = name.lower()
-    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])(?:pw|psk)(?![a-z])", low) is not None
 
 
 # An identifier in snake_case or CONSTANT_CASE: code, however random its parts look (pkcs7_signed_st, PBKDF2_HMAC).

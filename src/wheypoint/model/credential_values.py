@@ -19,6 +19,12 @@ def is_placeholder_password(user: str, password: str) -> bool:
     return password.lower() in _PLACEHOLDER_PASSWORDS or password == user
 
 
+def is_password_name(name: str) -> bool:
+    """True when a secret's name says password: pass, pwd, pw or psk (what a chosen password may stand under)."""
+    low = name.lower()
+    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])(?:pw|psk)(?![a-z])", low) is not None
+
+
 def looks_like_password(value: str) -> bool:
     """A value a person chose as a password: 8+ characters mixing three classes, or random-looking."""
     if len(value) < 8 or re.search(_NOT_SECRET_SRC, value):
