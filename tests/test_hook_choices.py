@@ -515,6 +515,16 @@ def test_a_session_of_injected_context_and_no_prompt_is_said_to_be_in_a_format_t
 # ---- the Stop growth gate
 
 
+def test_a_stop_before_the_transcript_is_on_disk_skips_quietly(scene: Scene) -> None:
+    """The real Claude Code CLI can fire a turn's Stop before it wrote the transcript: nothing to rescue, no refusal."""
+    assert scene.fire("Stop", scene.root / "transcripts" / "not-yet.jsonl", stop_hook_active=False) == {}
+    entry = scene.last()
+    assert entry["skipped"] == "no transcript on disk yet" and "refused" not in entry and "error" not in entry
+    # A PreCompact still says it: its rescue is lost
+    assert "transcript-missing" in scene.fire("PreCompact", scene.root / "transcripts" / "not-yet.jsonl",
+                                              trigger="auto")["systemMessage"]  # fmt: skip
+
+
 @pytest.mark.parametrize("size", [STOP_GROWTH - 1, STOP_GROWTH])
 def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: Scene, size: int) -> None:
     transcript = scene.transcript([user("u1", "a prompt typed before the stop", OLD.format(0))])

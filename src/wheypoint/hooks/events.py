@@ -362,7 +362,15 @@ def _size(path: str) -> int:
 def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
     if payload.get("stop_hook_active"):  # a stop hook already made the agent go on: do not stack another rescue
         return
-    if not _grown(ctx, harness, payload, _choice(harness, payload).locate(ctx).path):
+    try:
+        path = _choice(harness, payload).locate(ctx).path
+    except Refusal as refusal:
+        if refusal.code != "transcript-missing":
+            raise
+        # Claude Code may fire a turn's Stop before its transcript is on disk: nothing written, nothing to rescue
+        answer.log["skipped"] = "no transcript on disk yet"
+        return
+    if not _grown(ctx, harness, payload, path):
         answer.log["skipped"] = "transcript grew too little since the last rescue"
         return
     _rescue(ctx, harness, payload, "stop", answer)
