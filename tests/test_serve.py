@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
-from conftest import HARNESS_VARIABLES, make_repo
+from conftest import BACKENDS, HARNESS_VARIABLES, both_backends, make_repo
 
 AUTHOR = "Pat Person <pat@example.invalid>"
 FAKE_TOKEN = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"  # built here so no credential-looking literal sits in the file
@@ -29,10 +29,14 @@ HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"><svg 
            "<!-- c -->", "<iframe src=//evil.example>"]  # fmt: skip
 
 
+STORES: dict[Path, str] = {}  # a test home whose store is a PostgreSQL database (the `answering` fixture's)
+
+
 def _env(home: Path) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
     # HOME too: no harness state or git config of the developer's is read (the checkout's own config names its user).
-    return {**environ, "WHEYPOINT_HOME": str(home), "WHEYPOINT_AUTHOR": AUTHOR, "HOME": str(home / "user")}
+    store = {"WHEYPOINT_STORE": STORES[home]} if home in STORES else {}
+    return {**environ, "WHEYPOINT_HOME": str(home), "WHEYPOINT_AUTHOR": AUTHOR, "HOME": str(home / "user"), **store}
 
 
 def cli(home: Path, cwd: Path, *args: str, stdin: str | None = None) -> dict[str, Any]:
@@ -149,6 +153,23 @@ def server(tmp_path: Path, repo: Path) -> Iterator[Server]:
     running.cookie = running.login()
     yield running
     assert stop(running) == 0
+
+
+@pytest.fixture(params=BACKENDS)
+def answering(request: pytest.FixtureRequest, tmp_path: Path, repo: Path) -> Iterator[Server]:
+    """`server`, on the SQLite file and on a PostgreSQL database (skipped without a server, failed under CI)."""
+    home = tmp_path / "home"
+    url = both_backends(request)
+    if url:
+        STORES[home] = url
+    try:
+        cli(home, repo, "checkpoint", "-", stdin=json.dumps(gated_intent("retry")))
+        running = start(home, repo)
+        running.cookie = running.login()
+        yield running
+        assert stop(running) == 0
+    finally:
+        STORES.pop(home, None)
 
 
 def revisions(server: Server, work: str = "retry") -> list[dict[str, Any]]:
@@ -404,53 +425,53 @@ def test_the_inbox_filters_like_list(tmp_path: Path, repo: Path) -> None:
     assert shown["grep=%ff"].status == 400 and shown["owner=" + "x" * 400].status == 400
 
 
-def test_an_answer_records_one_checkpoint_as_the_cli_would(server: Server) -> None:
-    page = server.request("GET", "/")
-    assert page.form()["base"] == revisions(server)[-1]["revision_id"]
-    done = server.post(answer_fields(page))
+def test_an_answer_records_one_checkpoint_as_the_cli_would(answering: Server) -> None:
+    page = answering.request("GET", "/")
+    assert page.form()["base"] == revisions(answering)[-1]["revision_id"]
+    done = answering.post(answer_fields(page))
     assert done.status == 200 and "Recorded as revision r2" in done.body, done.body[:500]
-    chain = revisions(server)
+    chain = revisions(answering)
     assert len(chain) == 2 and chain[-1]["author"] == AUTHOR
-    record = cli(server.home, server.repo, "show", "retry")["record"]
+    record = cli(answering.home, answering.repo, "show", "retry")["record"]
     [decision] = [e for e in record["entries"] if e["kind"] == "decision"]
     assert (decision["text"], decision["rationale"]) == ("Cap at 30 s.", "The SLA allows it.")
     [gate] = [e for e in record["entries"] if e["kind"] == "question"]
     assert gate["state"] == "resolved" and gate["settled"]["rationale"] == "The SLA allows it."
     assert record["status"] == "ok"
-    note = (server.repo / ".cheese" / "notes" / "retry.md").read_text(encoding="utf-8")
+    note = (answering.repo / ".cheese" / "notes" / "retry.md").read_text(encoding="utf-8")
     assert "Cap at 30 s." in note and f"revision_id: {record['revision_id']}" in note
-    assert "0 open gates" in server.request("GET", "/").body
+    assert "0 open gates" in answering.request("GET", "/").body
     # The same form sent twice (a double click, a reload) is the store's replay: the same revision, nothing new.
-    again = server.post(answer_fields(page))
-    assert again.status == 200 and "r2 (a replay)" in again.body and len(revisions(server)) == 2
+    again = answering.post(answer_fields(page))
+    assert again.status == 200 and "r2 (a replay)" in again.body and len(revisions(answering)) == 2
     # Another answer from that old page names a base that is no longer the head: refused, nothing written.
-    other = server.post(answer_fields(page, answer="Cap at 60 s."))
-    assert other.status == 409 and len(revisions(server)) == 2
+    other = answering.post(answer_fields(page, answer="Cap at 60 s."))
+    assert other.status == 409 and len(revisions(answering)) == 2
 
 
-def test_a_stale_answer_shows_the_newer_head_and_can_be_answered_again(server: Server) -> None:
-    page = server.request("GET", "/")
-    head = revisions(server)[-1]["revision_id"]
-    cli(server.home, server.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", head)
-    stale = server.post(answer_fields(page))
+def test_a_stale_answer_shows_the_newer_head_and_can_be_answered_again(answering: Server) -> None:
+    page = answering.request("GET", "/")
+    head = revisions(answering)[-1]["revision_id"]
+    cli(answering.home, answering.repo, "checkpoint", "retry", "--orientation", "Moved by an agent.", "--base", head)
+    stale = answering.post(answer_fields(page))
     assert stale.status == 409 and "moved on" in stale.body and "Moved by an agent." in stale.body
     assert "What changed since the page you answered from" in stale.body and "r2" in stale.body
-    assert len(revisions(server)) == 2
+    assert len(revisions(answering)) == 2
     fresh = stale.form()
-    assert fresh["base"] == revisions(server)[-1]["revision_id"] != head
-    done = server.post({**fresh, "answer": "Cap at 30 s.", "reason": "The SLA allows it."})
-    assert done.status == 200 and len(revisions(server)) == 3
+    assert fresh["base"] == revisions(answering)[-1]["revision_id"] != head
+    done = answering.post({**fresh, "answer": "Cap at 30 s.", "reason": "The SLA allows it."})
+    assert done.status == 200 and len(revisions(answering)) == 3
 
 
-def test_a_refused_answer_is_shown_in_words_and_nothing_is_written(server: Server) -> None:
-    page = server.request("GET", "/")
-    secret = server.post(answer_fields(page, answer=f"use {FAKE_TOKEN}"))
+def test_a_refused_answer_is_shown_in_words_and_nothing_is_written(answering: Server) -> None:
+    page = answering.request("GET", "/")
+    secret = answering.post(answer_fields(page, answer=f"use {FAKE_TOKEN}"))
     assert secret.status == 422 and "Nothing was written" in secret.body
     assert FAKE_TOKEN not in secret.body
-    empty = server.post(answer_fields(page, reason=""))
+    empty = answering.post(answer_fields(page, reason=""))
     assert empty.status == 422 and "Nothing was written" in empty.body and "rationale" in empty.body
-    assert len(revisions(server)) == 1
-    assert server.post(answer_fields(page)).status == 200  # the same page answers once the answer is fine
+    assert len(revisions(answering)) == 1
+    assert answering.post(answer_fields(page)).status == 200  # the same page answers once the answer is fine
 
 
 def test_a_works_page_is_drawn_from_the_record(server: Server) -> None:
@@ -481,20 +502,3 @@ def test_the_next_sessions_resume_packet_carries_the_answer(server: Server) -> N
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Cap at 30 s." in context and "The SLA allows it." in context
-
-
-def test_an_inbox_with_more_gated_works_than_it_reads_says_so(tmp_path: Path, repo: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    from wheypoint.app import inbox
-    from wheypoint.app.context import Context
-    from wheypoint.web.pages import inbox_page
-
-    home = tmp_path / "home"
-    for slug in ("first", "second"):
-        cli(home, repo, "checkpoint", "-", stdin=json.dumps(gated_intent(slug)))
-    ctx = Context(cwd=repo, environ=_env(home))
-    assert inbox.inbox(ctx)["gated_works_left_out"] is False
-    monkeypatch.setattr(inbox, "MAX_GATED_WORKS", 1)
-    data = inbox.inbox(ctx)
-    assert data["gated_works_left_out"] is True and len(data["gates"]) == 1
-    assert "More gated works than one page holds" in inbox_page(data, "csrf")

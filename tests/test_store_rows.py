@@ -268,10 +268,11 @@ def test_no_wal_file_is_no_wal_bytes(tmp_path: Path) -> None:
 
 
 def _as_version_4(path: Path) -> None:
-    """Take migrations 5-7 back out of a store (their columns, table and index), as a runtime of that age left it."""
+    """Take migrations 5-8 back out of a store (their columns, table and index), as a runtime of that age left it."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        for sql in ("DROP INDEX revisions_by_author", "ALTER TABLE revisions DROP COLUMN author", "DROP TABLE imports",
+        for sql in ("ALTER TABLE entries DROP COLUMN added_in",
+                    "DROP INDEX revisions_by_author", "ALTER TABLE revisions DROP COLUMN author", "DROP TABLE imports",
                     "ALTER TABLE works DROP COLUMN checkout", "ALTER TABLE works DROP COLUMN note_dir",
                     "PRAGMA user_version = 4"):  # fmt: skip
             conn.execute(sql)

@@ -1,7 +1,8 @@
 """The person's inbox: every open gate across the store, oldest first, and the works by status and recency.
 
-`wheypoint serve` draws its first page from this; it reads the store through its narrow interface only
-(`list_works`, `record`, `revisions`), so it answers the same on SQLite and on a team's PostgreSQL store.
+`wheypoint serve` draws its first page from this, a page at a time; it reads the store through its narrow
+interface only (`open_gates`, `list_works`, `count_works`, `record`, `revisions`), so it answers the same on
+SQLite and on a team's PostgreSQL store.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_GATED_WORKS = 1000  # list_works' own cap: the inbox reads at most this many gated works
 DIRECTIVE_KINDS = ("directive", "operator_directive")
 STATUS_GROUPS = ("gated", "halt", "ok")
 
@@ -45,30 +45,35 @@ def status_group(status: str) -> str:
 
 
 FILTERS = ("project", "status", "next", "owner", "grep")  # list's own filters, by its option names
+GATES_PER_PAGE = 20  # gates drawn on one page of the inbox (each with its dossier and form)
+WORKS_PER_PAGE = 100  # rows of the works table on one page
 
 
-def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, limit: int = 200) -> dict[str, Any]:
-    """Every open gate of the store (oldest first), then up to `limit` works grouped by status, newest first;
-    `filters` selects works as `list --scope machine` does (values of one filter OR, different filters AND)."""
+def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, gate_page: int = 1,
+          page: int = 1) -> dict[str, Any]:  # fmt: skip
+    """One page of the inbox: page `gate_page` of the open gates (oldest first, GATES_PER_PAGE a page), page `page`
+    of the works (newest first, WORKS_PER_PAGE a page, grouped by status), and how many there are of each.
+    `filters` selects works as `list --scope machine` does (values of one filter OR, different filters AND).
+    Only the page's gated works are read in full; the order and the counts come from the store's indexes."""
     from wheypoint.app.listing import filters_query
 
     chosen = {name: list(values) for name, values in (filters or {}).items() if name in FILTERS and values}
-    query = filters_query(chosen, tuple(chosen.get("project", ())), limit)
+    query = filters_query(chosen, tuple(chosen.get("project", ())), WORKS_PER_PAGE)
     store = ctx.open_store(create=False)
     try:
-        gates: list[dict[str, Any]] = []
-        gated = store.list_works(query._replace(gated=True, limit=MAX_GATED_WORKS + 1))
-        more = len(gated) > MAX_GATED_WORKS  # said on the page, never dropped in silence
-        for row in gated[:MAX_GATED_WORKS]:
-            record = store.record(row.work_id)
-            if record is None:
-                continue
-            added_at = {r["revision_number"]: r["captured_at"] for r in store.revisions(row.work_id)}
-            gates += gates_of(record, added_at)
-        rows = store.list_works(query)
+        gate_count, shown = store.open_gates(query, (gate_page - 1) * GATES_PER_PAGE, GATES_PER_PAGE)
+        records = {}
+        for work_id in dict.fromkeys(gate.work_id for gate in shown):
+            records[work_id] = store.record(work_id)
+        rows = store.list_works(query._replace(offset=(page - 1) * WORKS_PER_PAGE))
+        work_count = store.count_works(query)
     finally:
         store.close()
-    gates.sort(key=lambda gate: (gate["since"], gate["work_id"], gate["entry_id"]))
+    gates: list[dict[str, Any]] = []
+    for wanted in shown:
+        record = records.get(wanted.work_id)
+        found = [gate for gate in gates_of(record, {}) if gate["entry_id"] == wanted.entry_id] if record else []
+        gates += [{**gate, "since": wanted.since} for gate in found]
     groups: dict[str, list[dict[str, Any]]] = {name: [] for name in STATUS_GROUPS}
     for row in rows:
         groups[status_group(row.status)].append({
@@ -76,8 +81,9 @@ def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, limit: int 
             "next": row.next_move, "orientation": row.orientation, "revision_number": row.head_number,
             "updated_at": row.updated_at,
         })  # fmt: skip
-    return {"gates": gates, "works": groups, "filters": chosen,
-            "gated_works_left_out": more}  # fmt: skip  # the gates of the most recently changed works are shown
+    return {"gates": gates, "gate_count": gate_count, "gate_page": gate_page, "gates_per_page": GATES_PER_PAGE,
+            "works": groups, "work_count": work_count, "page": page, "works_per_page": WORKS_PER_PAGE,
+            "filters": chosen}  # fmt: skip
 
 
 def work_page(ctx: Context, work_id: str) -> dict[str, Any]:

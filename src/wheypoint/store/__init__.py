@@ -28,10 +28,13 @@ def shown(location: str | os.PathLike[str]) -> str:
     return location
 
 
-def open_store(location: str | os.PathLike[str], *, create: bool) -> Store:
+def open_store(location: str | os.PathLike[str], *, create: bool, kept: bool = False) -> Store:
     """Open the store at `location`: `sqlite:///path`, `sqlite:path`, a plain file path, or `postgresql://...`.
 
     A reader (`create=False`) of a store that does not exist yet sees an empty one; only writes create it.
+    `kept`: a reader of a PostgreSQL store takes a connection an earlier kept reader left open, and leaves its
+    own open for the next one when closed (a process that serves many reads: `serve`). A SQLite file opens in
+    well under a millisecond, and its connections belong to one thread, so it ignores `kept`.
     """
     location = os.fspath(location)
     scheme, sep, rest = location.partition(":")
@@ -45,7 +48,7 @@ def open_store(location: str | os.PathLike[str], *, create: bool) -> Store:
     if scheme in ("postgresql", "postgres"):
         from wheypoint.store.postgres.backend import PostgresStore
 
-        return PostgresStore.open(location, create=create)
+        return PostgresStore.open(location, create=create, kept=kept and not create)
     from wheypoint.store.sqlite.backend import SqliteStore
 
     path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from wheypoint.store.rows import Backlink as Backlink
 from wheypoint.store.rows import Committed as Committed
 from wheypoint.store.rows import ListedWork as ListedWork
+from wheypoint.store.rows import OpenGate as OpenGate
 from wheypoint.store.rows import WorkQuery as WorkQuery
 from wheypoint.store.rows import WorkRef as WorkRef
 from wheypoint.store.rows import Write as Write
@@ -72,6 +73,13 @@ class Store(Protocol):
 
     def list_works(self, query: WorkQuery) -> list[ListedWork]:
         """The works a list query selects, best first."""
+
+    def count_works(self, query: WorkQuery) -> int:
+        """How many works the list query selects, its limit and offset aside."""
+
+    def open_gates(self, query: WorkQuery, offset: int, limit: int) -> tuple[int, list[OpenGate]]:
+        """The open gates of the gated works the query selects: how many, and `limit` of them from the `offset`th,
+        oldest first (by the capture time of the revision that asked each), from the entries index."""
 
     def backlinks(self, work: WorkRef) -> list[Backlink]:
         """The works whose head has an edge to `work`, by any of the refs that name it, from the edges index."""

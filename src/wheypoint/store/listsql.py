@@ -1,4 +1,4 @@
-"""The SQL behind `list`, built from a WorkQuery, in the SQL both backends speak; loaded by `list` and `export` only.
+"""The SQL behind `list` (and `serve`'s inbox), built from a WorkQuery, in the SQL both backends speak.
 
 Every filter becomes an indexed condition: values of one filter are ORed, different filters ANDed,
 and filters on entries are one EXISTS so that `--entry-kind question --entry-state active --owner
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
     from wheypoint.store.rows import WorkQuery
 
+    Grep = Callable[[tuple[str, ...], list[Any]], tuple[str, str, str]]
+
 LISTED_COLUMNS = HEAD_COLUMNS + ", w.next_move, w.orientation, w.created_at"
 
 
@@ -25,10 +27,8 @@ def _in(column: str, values: tuple[str, ...], args: list[Any]) -> str:
     return f"{column} IN ({', '.join('?' * len(values))})"
 
 
-def list_sql(
-    query: WorkQuery, grep: Callable[[tuple[str, ...], list[Any]], tuple[str, str, str]]
-) -> tuple[str, list[Any]]:
-    """The SELECT for a list query, and its parameters (`?` placeholders).
+def _parts(query: WorkQuery, grep: Grep) -> tuple[str, list[str], str, list[Any]]:
+    """A list query's joins to `works w`, its conditions, its order, and their parameters (`?` placeholders).
 
     `grep(texts, args)` is the backend's: it appends its parameters to `args` and answers the join, the
     condition and the order that select and rank the works matching any of the texts.
@@ -88,9 +88,51 @@ def list_sql(
     if query.since:
         where.append("w.updated_at >= ?")
         args.append(query.since)
-    sql = f"SELECT {LISTED_COLUMNS} FROM works w{joins}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += f" ORDER BY {order} LIMIT ?"
+    return joins, where, order, args
+
+
+def _where(where: list[str]) -> str:
+    return " WHERE " + " AND ".join(where) if where else ""
+
+
+def list_sql(query: WorkQuery, grep: Grep) -> tuple[str, list[Any]]:
+    """The SELECT for a list query, and its parameters (`?` placeholders)."""
+    joins, where, order, args = _parts(query, grep)
+    sql = f"SELECT {LISTED_COLUMNS} FROM works w{joins}{_where(where)} ORDER BY {order} LIMIT ?"
     args.append(query.limit)
+    if query.offset:
+        sql += " OFFSET ?"
+        args.append(query.offset)
     return sql, args
+
+
+def count_sql(query: WorkQuery, grep: Grep) -> tuple[str, list[Any]]:
+    """How many works the list query selects, its limit and offset aside."""
+    joins, where, _, args = _parts(query, grep)
+    return f"SELECT count(*) FROM works w{joins}{_where(where)}", args
+
+
+def _gates(query: WorkQuery, grep: Grep, added_in: str) -> tuple[str, list[Any]]:
+    """FROM and WHERE of the open gates of the gated works a query selects: an active gating entry of the
+    head's entries index, asked in the revision numbered `added_in` (NULL: a row indexed before that column)."""
+    joins, where, _, args = _parts(query._replace(gated=True), grep)
+    sql = (f"FROM entries e JOIN works w ON w.work_id = e.work_id{joins} "
+           f"LEFT JOIN revisions r ON r.work_id = e.work_id AND r.number = {added_in}"
+           + _where(["e.gates = 1", "e.state = 'active'", *where]))  # fmt: skip
+    return sql, args
+
+
+SINCE = "COALESCE(r.captured_at, w.updated_at)"  # when a gate was asked (the head's time where not indexed)
+
+
+def gates_sql(query: WorkQuery, grep: Grep, added_in: str, offset: int, limit: int) -> tuple[str, list[Any]]:
+    """`limit` open gates from the `offset`th, oldest first (then by work and entry id), of the works selected."""
+    sql, args = _gates(query, grep, added_in)
+    return (f"SELECT e.work_id, e.entry_id, {SINCE} {sql} ORDER BY {SINCE}, e.work_id, e.entry_id LIMIT ? OFFSET ?",
+            [*args, limit, offset])  # fmt: skip
+
+
+def gate_count_sql(query: WorkQuery, grep: Grep) -> tuple[str, list[Any]]:
+    """How many open gates the works a query selects have."""
+    sql, args = _gates(query, grep, "NULL")
+    return f"SELECT count(*) {sql}", args

@@ -101,6 +101,15 @@ class WorkQuery(Record):
     authors: tuple[str, ...] = ()  # works with a revision written by one of them
     since: str | None = None
     limit: int = 50
+    offset: int = 0  # rows of the answer skipped first (a page of `serve`'s inbox)
+
+
+class OpenGate(Record):
+    """An open gate of a head (a gating entry still active), and when it was asked: its revision's capture time."""
+
+    work_id: str
+    entry_id: str
+    since: str
 
 
 class ListedWork(Record):

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any, TypeVar
 
-    from wheypoint.store.rows import Backlink, WorkQuery, Write, WrittenFrom
+    from wheypoint.store.rows import Backlink, OpenGate, WorkQuery, Write, WrittenFrom
 
     T = TypeVar("T")
 
@@ -183,6 +183,28 @@ class SqlStore:
         sql, args = list_sql(query, self._list_grep)
         return [ListedWork(*row) for row in self._rows(sql, tuple(args))]
 
+    def count_works(self, query: WorkQuery) -> int:
+        from wheypoint.store.listsql import count_sql
+
+        sql, args = count_sql(query, self._list_grep)
+        row = self._one(sql, tuple(args))
+        return int(row[0]) if row else 0
+
+    def open_gates(self, query: WorkQuery, offset: int, limit: int) -> tuple[int, list[OpenGate]]:
+        from wheypoint.store.listsql import gate_count_sql, gates_sql
+        from wheypoint.store.rows import OpenGate
+
+        if not self._exists():
+            return 0, []
+        sql, args = gate_count_sql(query, self._list_grep)
+        row = self._one(sql, tuple(args))
+        sql, args = gates_sql(query, self._list_grep, self._gate_added_in(), offset, limit)
+        return int(row[0]) if row else 0, [OpenGate(*row) for row in self._rows(sql, tuple(args))]
+
+    def _gate_added_in(self) -> str:
+        """The entries index's column naming the revision an entry was added in (NULL where a schema lacks it)."""
+        return "e.added_in"
+
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         if revision_id is None:
             row = self._one(
@@ -329,10 +351,10 @@ class SqlStore:
         for table in ("entries", "edges", "artifact_links"):
             self._run(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
         entries = [(work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS),
-                    e.get("owner")) for e in record["entries"]]  # fmt: skip
+                    e.get("owner"), e.get("added_in")) for e in record["entries"]]  # fmt: skip
         if entries:
-            self._run("INSERT INTO entries (work_id, entry_id, kind, state, gates, owner) VALUES (?, ?, ?, ?, ?, ?)",
-                      tuple(entries), many=True)  # fmt: skip
+            self._run("INSERT INTO entries (work_id, entry_id, kind, state, gates, owner, added_in) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", tuple(entries), many=True)  # fmt: skip
         edges = [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]]
         if edges:
             self._run("INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)", tuple(edges), many=True)

@@ -8,6 +8,7 @@ from html import escape
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 STYLE = """\
@@ -19,7 +20,7 @@ section.gate { border: 1px solid #bbb; border-radius: 6px; padding: .5rem 1rem; 
 label { display: block; margin-top: .5rem; font-weight: 600; } textarea { width: 100%; min-height: 3rem; }
 button { margin-top: .5rem; padding: .3rem 1rem; } a:focus, button:focus, textarea:focus { outline: 3px solid #36c; }
 table { border-collapse: collapse; } td, th { text-align: left; padding: .2rem .6rem; vertical-align: top; }
-nav a { margin-right: 1rem; } select:focus, input:focus { outline: 3px solid #36c; }
+nav a { margin-right: 1rem; } .pager { margin: 1rem 0; } select:focus, input:focus { outline: 3px solid #36c; }
 svg.lineage { max-width: 100%; height: auto; font: 13px system-ui, sans-serif; }
 svg.lineage .node.gated rect { fill: #fde2e1; stroke: #c0392b; } svg.lineage .node.current rect { stroke-width: 3; }
 svg.lineage .status, svg.lineage .edge-label { fill: #555; font-size: 11px; } svg.lineage a:focus rect { stroke: #36c; }
@@ -131,14 +132,48 @@ def filter_form(chosen: dict[str, list[str]]) -> str:
     return f'<form method="get" action="/" class="filters">{fields}<button type="submit">Filter</button></form>'
 
 
+def inbox_address(filters: dict[str, list[str]], gate_page: int = 1, page: int = 1) -> str:
+    """The inbox's GET address with these filters and pages (a first page is left out)."""
+    from urllib.parse import urlencode
+
+    pairs = [(name, value) for name, values in filters.items() for value in values]
+    pairs += [(name, str(number)) for name, number in (("gate_page", gate_page), ("page", page)) if number > 1]
+    return "/?" + urlencode(pairs) if pairs else "/"
+
+
+def pager(what: str, number: int, per_page: int, total: int, link: Callable[[int], str]) -> str:
+    """Where page `number` sits in a list of `total`, and links to the pages before and after it: nothing that is
+    not on the page goes unsaid. Empty when the whole list fits on its first page."""
+    last = max(1, -(-total // per_page))
+    if number == 1 and total <= per_page:
+        return ""
+    first = (number - 1) * per_page
+    if first >= total:
+        return (f'<p class="pager">No {what} on page {number}: the {total:,} {what} are on pages 1–{last}. '
+                f'<a href="{_e(link(last))}">Page {last}</a></p>')  # fmt: skip
+    upto = min(total, number * per_page)
+    parts = [f"{what.capitalize()} {first + 1:,}–{upto:,} of {total:,} (page {number} of {last})"]
+    if number > 1:
+        parts.append(f'<a href="{_e(link(number - 1))}" rel="prev">previous page</a>')
+    if upto < total:
+        parts.append(f'<a href="{_e(link(number + 1))}" rel="next">{total - upto:,} more {what} — next page</a>')
+    return f'<p class="pager">{" · ".join(parts)}</p>'
+
+
 def inbox_page(data: dict[str, Any], csrf: str, now: float | None = None, live: tuple[int, str] | None = None) -> str:
-    gates = data["gates"]
-    body = [f"<h1>Inbox: {len(gates)} open gate{'s' if len(gates) != 1 else ''}</h1>",
-            filter_form(data.get("filters") or {})]  # fmt: skip
-    if data.get("gated_works_left_out"):
-        body.append("<p class=\"notice\">More gated works than one page holds: the gates of the most recently "
-                    "changed ones are shown. Filter by project or owner to see the others.</p>")
-    body += [gate_section(gate, csrf, now) for gate in gates] or ["<p>No gate is waiting on a person.</p>"]
+    """One page of the inbox: its gates under a pager, then its works by status under theirs."""
+    gates, count, filters = data["gates"], data["gate_count"], data.get("filters") or {}
+    gate_page, page = data["gate_page"], data["page"]
+    body = [f"<h1>Inbox: {count:,} open gate{'s' if count != 1 else ''}</h1>", filter_form(filters)]
+    gate_pager = pager("gates", gate_page, data["gates_per_page"], count,
+                       lambda n: inbox_address(filters, n, page))  # fmt: skip
+    body.append(gate_pager)
+    body += [gate_section(gate, csrf, now) for gate in gates] or ([] if count else
+                                                                   ["<p>No gate is waiting on a person.</p>"])
+    if len(gates) > 3:
+        body.append(gate_pager)  # under a long list too, where the reader ends up
+    body.append(pager("works", page, data["works_per_page"], data["work_count"],
+                      lambda n: inbox_address(filters, gate_page, n)))  # fmt: skip
     for group, works in data["works"].items():
         if works:
             body.append(f"<h2>{_e(group)} ({len(works)})</h2>{_works_table(works)}")

@@ -6,6 +6,7 @@ import json
 import re
 import signal
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -49,12 +50,15 @@ class Handler(BaseHTTPRequestHandler):
     timeout = 15
     guard: Guard
     context: Callable[[], Context]
+    timing = False  # whether each response says how long the server took (Server-Timing)
+    started = 0.0
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # a request line carries the token: nothing is logged
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The base class's own refusals (a malformed request line, a header too long) as this server's page."""
+        self.started = time.perf_counter()
         self._send(code, pages.message_page(f"{code}", message or "bad request"), close=True)
 
     def _send(self, status: int, html: str | None, headers: tuple[tuple[str, str], ...] = (),
@@ -62,6 +66,7 @@ class Handler(BaseHTTPRequestHandler):
               live: bool = False) -> None:  # fmt: skip
         """One response; `live`: a page that runs /live.js, so its CSP lets that one script address run."""
         data = (html or "").encode("utf-8")
+        took = (time.perf_counter() - self.started) * 1000 if self.timing else 0.0
         self.send_response(status)
         script = self.guard.origin + LIVE_SCRIPT if live else None
         for name, value in (*security_headers(script), *headers):
@@ -69,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
         if html is not None:
             self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        if self.timing:  # WHEYPOINT_SERVE_TIMING=1: the standard header a browser's tools and bench/ read
+            self.send_header("Server-Timing", f"app;dur={took:.2f}")
         if close:
             self.send_header("Connection", "close")
             self.close_connection = True
@@ -77,6 +84,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _run(self, route: Callable[[], None]) -> None:
+        self.started = time.perf_counter()  # the request line and headers are read: the request is received
         try:
             if not self.guard.host_ok(self.headers.get("Host")):
                 raise Reply(403, "Refused", "this server answers only at the address it printed")
@@ -126,8 +134,9 @@ class Handler(BaseHTTPRequestHandler):
             from wheypoint.app.inbox import inbox
 
             live = self._live("/" + (f"?{parts.query}" if parts.query else ""))
+            gate_page, page = _pages(parts.query)
             try:
-                data = inbox(self.context(), _filters(parts.query))
+                data = inbox(self.context(), _filters(parts.query), gate_page, page)
             except Refusal as refusal:
                 raise Reply(400, "Bad filter", refusal.message) from None
             self._send(200, pages.inbox_page(data, csrf, live=live), live=True)
@@ -277,12 +286,30 @@ def _query(query: str, names: tuple[str, ...]) -> dict[str, str]:
     return {name: values[0] for name, values in given.items()}
 
 
+PAGE = re.compile(r"^[1-9][0-9]{0,5}$")
+
+
+def _pages(query: str) -> tuple[int, int]:
+    """The inbox's `gate_page` and `page` (1 when left out): each once, a whole number from 1 to 999999."""
+    try:
+        given = parse_qs(query, keep_blank_values=True, errors="strict", max_num_fields=64)
+    except (UnicodeDecodeError, ValueError):
+        raise Reply(400, "Bad page", "the query is not UTF-8 text, or too long") from None
+    numbers = []
+    for name in ("gate_page", "page"):
+        values = given.get(name, ["1"])
+        if len(values) != 1 or not PAGE.match(values[0]):
+            raise Reply(400, "Bad page", f"{name} takes one page number: a whole number from 1 to 999999")
+        numbers.append(int(values[0]))
+    return numbers[0], numbers[1]
+
+
 def _filters(query: str) -> dict[str, list[str]]:
     """The inbox's filters from a query string: list's names, a few short values each, UTF-8 text only."""
     from wheypoint.app.inbox import FILTERS
 
     try:
-        given = parse_qs(query, errors="strict", max_num_fields=4 * len(FILTERS))
+        given = parse_qs(query, errors="strict", max_num_fields=4 * len(FILTERS) + 2)
     except (UnicodeDecodeError, ValueError):
         raise Reply(400, "Bad filter", "the filters are not UTF-8 text, or too many") from None
     chosen = {name: [v.strip() for v in values if v.strip()] for name, values in given.items() if name in FILTERS}
@@ -298,9 +325,13 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
     class Bound(Handler):
         """The handler of this run: its guard, and a fresh Context (the same folder and environment) per request."""
 
+        timing = ctx.environ.get("WHEYPOINT_SERVE_TIMING") == "1"
+
         @staticmethod
         def context() -> Context:
-            return Context(ctx.cwd, ctx.environ, ctx.project)
+            fresh = Context(ctx.cwd, ctx.environ, ctx.project)
+            fresh.keep_readers = True  # a team store's reads reuse connections from one request to the next
+            return fresh
 
     try:
         server = ThreadingHTTPServer((host, port), Bound)

@@ -42,6 +42,10 @@ WORK_LOCK = 0x77707772  # first key of every work's advisory lock ("wpwr"); the 
 LOCK_BUCKETS = 1024
 _BUSY_STATES = ("55P03", "40P01", "40001")  # lock_not_available, deadlock_detected, serialization_failure
 _PLACEHOLDERS: dict[str, str] = {}  # `?` statements as the driver wants them, converted once per process
+# Idle connections of kept readers, by URL (see `open(kept=True)`). A list's pop and append are atomic, so the
+# threads of one server share it without a lock; each connection is used by one reader at a time.
+_KEPT: dict[str, list[Any]] = {}
+KEPT_IDLE = 8  # at most this many idle connections kept per URL; a reader closing beyond it closes its own
 
 
 def _driver(url: str = "") -> Any:
@@ -72,6 +76,7 @@ class PostgresStore(SqlStore):
         self.url = url
         self.shown = redacted(url)
         self._ready: bool | None = None  # whether the schema exists: probed on first read
+        self._kept = False  # a kept reader's connection goes back to _KEPT when it is closed
 
     def _refusal(self, exc: Exception, doing: str) -> Refusal:
         state = getattr(exc, "sqlstate", None)
@@ -84,14 +89,31 @@ class PostgresStore(SqlStore):
         return Refusal("storage-error", f"cannot {doing} the store at {self.shown}: {text}")
 
     @classmethod
-    def open(cls, url: str, *, create: bool) -> PostgresStore:
-        """Connect; a writer (`create=True`) brings an empty or older schema up to date first."""
+    def open(cls, url: str, *, create: bool, kept: bool = False) -> PostgresStore:
+        """Connect; a writer (`create=True`) brings an empty or older schema up to date first. `kept` (a reader
+        only): take an idle connection a kept reader left, and leave this one for the next when closed."""
         psycopg = _driver(url)
         from psycopg.conninfo import conninfo_to_dict
 
         from wheypoint.store.postgres.url import session_options
 
         store = cls(None, url)
+        store._kept = kept and not create
+        if store._kept:
+            idle = _KEPT.setdefault(url, [])
+            while idle:
+                try:
+                    conn = idle.pop()
+                except IndexError:  # another thread took the last one
+                    break
+                if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                    store._conn = conn
+                    try:
+                        store._check_version()  # the schema may have moved on since: what a fresh reader does
+                    except psycopg.Error:
+                        store._discard()  # a connection the server dropped meanwhile: connect afresh below
+                        continue
+                    return store
         try:
             given = conninfo_to_dict(url)
             store._conn = psycopg.connect(
@@ -219,6 +241,11 @@ class PostgresStore(SqlStore):
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
+        if conn is not None and self._kept and not conn.closed:
+            idle = _KEPT.setdefault(self.url, [])
+            if conn.info.transaction_status == _driver().pq.TransactionStatus.IDLE and len(idle) < KEPT_IDLE:
+                idle.append(conn)
+                return
         if conn is not None:
             try:
                 conn.close()

@@ -128,4 +128,17 @@ def m006_authors(run: Callable[[str], None]) -> None:
     run("CREATE INDEX revisions_by_author ON revisions (author)")
 
 
+@migration
+def m007_gate_ages(run: Callable[[str], None]) -> None:
+    """The revision each head entry was added in (see sqlite m008_gate_ages), filled for every head's gates."""
+    run("ALTER TABLE entries ADD COLUMN added_in INTEGER")
+    run("""
+        UPDATE entries e SET added_in = (j.value ->> 'added_in')::integer
+        FROM works w JOIN revisions r ON r.revision_id = w.head_revision_id
+        CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(r.record_json::jsonb -> 'entries') = 'array'
+                                                THEN r.record_json::jsonb -> 'entries' ELSE '[]'::jsonb END) AS j(value)
+        WHERE w.work_id = e.work_id AND e.gates = 1 AND j.value ->> 'id' = e.entry_id
+          AND jsonb_typeof(j.value -> 'added_in') = 'number' AND j.value ->> 'added_in' ~ '^[0-9]{1,9}$'""")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -369,6 +369,12 @@ class SqliteStore(SqlStore):
 
         return sqlite_grep(self.features, grep, args)
 
+    def _gate_added_in(self) -> str:
+        # A file this runtime could not bring up to date (it is read-only) is read as it is: without the column.
+        from wheypoint.store.sqlite.schema import GATE_AGES
+
+        return "e.added_in" if version(self._require()) >= GATE_AGES else "NULL"
+
     def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
         from wheypoint.store.sqlite.indexes import write_search
 

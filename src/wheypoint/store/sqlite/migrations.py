@@ -193,6 +193,31 @@ def m007_authors(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX revisions_by_author ON revisions (author)")
 
 
+@migration
+def m008_gate_ages(conn: sqlite3.Connection) -> None:
+    """The revision each head entry was added in, so `serve`'s inbox pages open gates oldest first from the index.
+
+    A fact of the head record (each entry's `added_in`), like the rest of the entries index. Filled here for the
+    gating entries of every head, which is what the inbox reads; every later write fills it for all entries.
+    """
+    import json
+
+    conn.execute("ALTER TABLE entries ADD COLUMN added_in INTEGER")
+    heads = conn.execute(
+        "SELECT w.work_id, r.record_json FROM works w JOIN revisions r ON r.revision_id = w.head_revision_id "
+        "WHERE EXISTS (SELECT 1 FROM entries e WHERE e.work_id = w.work_id AND e.gates = 1)"
+    ).fetchall()
+    for work_id, text in heads:
+        try:
+            entries = json.loads(text).get("entries", [])
+        except (ValueError, AttributeError):
+            continue  # a damaged record: doctor lists it, and the inbox falls back to the head's time
+        for entry in entries:
+            if isinstance(entry, dict) and entry.get("gates") and type(entry.get("added_in")) is int:
+                conn.execute("UPDATE entries SET added_in = ? WHERE work_id = ? AND entry_id = ?",
+                             (entry["added_in"], work_id, entry.get("id")))  # fmt: skip
+
+
 if len(MIGRATIONS) != SCHEMA_VERSION:  # the constant the backend opens stores with must follow this list
     raise RuntimeError(f"{len(MIGRATIONS)} migrations, but schema.SCHEMA_VERSION is {SCHEMA_VERSION}")
 

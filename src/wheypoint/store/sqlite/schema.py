@@ -13,7 +13,10 @@ if TYPE_CHECKING:
     import sqlite3
 
 # The version a store has after every migration of migrations.py (which checks it against its own list).
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
+
+
+GATE_AGES = 8  # the version whose entries index says which revision added each entry (m008_gate_ages)
 
 
 def version(conn: sqlite3.Connection) -> int:

@@ -1,0 +1,125 @@
+"""The inbox a page at a time: every gate and every work reachable by its links, the counts said, bad pages refused."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from conftest import BACKENDS, both_backends
+from test_serve import STORES, Server, _env, answering, cli, gated_intent, repo  # noqa: F401 (fixtures)
+from wheypoint.app import inbox
+from wheypoint.app.context import Context
+from wheypoint.web import server
+from wheypoint.web.pages import inbox_page
+
+GATED, CALM = 7, 5  # with 3 gates and 4 works a page (patched below): three pages of gates, three of works
+
+
+class Inbox:
+    """The inbox drawn in process as the server draws it, its address parsed by the server's own functions."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def get(self, address: str) -> str:
+        query = urlsplit(address).query
+        gate_page, page = server._pages(query)
+        return inbox_page(inbox.inbox(self.ctx, server._filters(query), gate_page, page), "csrf")
+
+
+@pytest.fixture(params=BACKENDS)
+def paged(request: pytest.FixtureRequest, tmp_path: Path, repo: Path,  # noqa: F811
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:  # fmt: skip
+    """A store of GATED gated works (the last with two gates) and CALM others, on each backend; small pages."""
+    home = tmp_path / "home"
+    url = both_backends(request)
+    if url:
+        STORES[home] = url
+    try:
+        for index in range(GATED):
+            intent = gated_intent(f"gated-{index}", f"Question {index}?")
+            if index == GATED - 1:
+                intent["questions"].append({"text": "Question extra?", "gates": True, "rationale": "Also.",
+                                            "owner": "ann"})  # fmt: skip
+            cli(home, repo, "checkpoint", "-", stdin=json.dumps(intent))
+            if index < 3:
+                time.sleep(1.05)  # the store keeps whole seconds: the first three gates are the oldest, in order
+        for index in range(CALM):
+            cli(home, repo, "checkpoint", f"calm-{index}", "--orientation", f"Calm {index}.", "--next", "hold",
+                "--notes", "N.")  # fmt: skip
+        monkeypatch.setattr(inbox, "GATES_PER_PAGE", 3)
+        monkeypatch.setattr(inbox, "WORKS_PER_PAGE", 4)
+        yield Inbox(Context(cwd=str(repo), environ=_env(home)))
+    finally:
+        STORES.pop(home, None)
+
+
+def links(body: str, rel: str) -> list[str]:
+    return [html.unescape(href) for href in re.findall(rf'<a href="([^"]+)" rel="{rel}">', body)]
+
+
+def follow(paged: Inbox, what: str) -> list[str]:
+    """Every inbox page from the first, following its "N more <what> — next page" link, until there is none."""
+    bodies, address = [], "/"
+    while address:
+        bodies.append(paged.get(address))
+        onward = re.findall(rf'<a href="([^"]+)" rel="next">[0-9,]+ more {what} — next page</a>', bodies[-1])
+        address = html.unescape(onward[0]) if onward else ""
+        assert len(bodies) < 10
+    return bodies
+
+
+def test_every_gate_is_reached_across_pages_oldest_first_and_the_count_is_said(paged: Inbox) -> None:
+    bodies = follow(paged, "gates")
+    assert len(bodies) == 3 and all("8 open gates" in body for body in bodies)
+    questions = [re.findall(r"<li>Question (\w+)\?", body) or re.findall(r"Question (\w+)\?</", body)
+                 for body in bodies]  # fmt: skip
+    gates = [re.findall(r'name="entry" value="([^"]+)"', body) for body in bodies]
+    assert [len(page) for page in gates] == [3, 3, 2]
+    assert len({g for page in gates for g in page}) == 8  # each gate once, none left out
+    assert "Question 0?" in bodies[0] and "Question 1?" in bodies[0] and "Question 2?" in bodies[0]
+    assert "Question extra?" in "".join(bodies[1:]) and questions  # oldest first: the first three were first
+    assert "Gates 1–3 of 8 (page 1 of 3)" in bodies[0] and "5 more gates — next page" in bodies[0]
+    assert "Gates 4–6 of 8 (page 2 of 3)" in bodies[1] and "2 more gates — next page" in bodies[1]
+    assert "Gates 7–8 of 8 (page 3 of 3)" in bodies[2] and "more gates" not in bodies[2]
+    assert links(bodies[2], "prev")[0] == "/?gate_page=2"
+
+
+def test_every_work_is_reached_across_pages_newest_first(paged: Inbox) -> None:
+    bodies = follow(paged, "works")
+    assert len(bodies) == 3 and "Works 1–4 of 12 (page 1 of 3)" in bodies[0] and "8 more works" in bodies[0]
+    rows = [re.findall(r'<tr><td><a href="/work/([^"]+)">', body) for body in bodies]
+    assert [len(r) for r in rows] == [4, 4, 4]
+    assert len({w for r in rows for w in r}) == GATED + CALM
+    assert "calm-4" in bodies[0] and "gated-0" in bodies[2]  # newest first
+
+
+def test_paging_keeps_the_filters_and_a_page_past_the_end_says_where_the_rest_is(paged: Inbox) -> None:
+    body = paged.get("/?project=shop&gate_page=2")
+    assert "8 open gates" in body and 'value="shop"' in body
+    assert links(body, "next")[0] == "/?project=shop&gate_page=3"
+    owner = paged.get("/?owner=ann")
+    # The filters select works, as list does: the one work with an entry of that owner, and both its gates.
+    assert "2 open gates" in owner and "Question extra?" in owner and "Question 6?" in owner
+    assert "more gates" not in owner
+    beyond = paged.get("/?gate_page=9")
+    assert "No gates on page 9: the 8 gates are on pages 1–3." in beyond
+    assert '<a href="/?gate_page=3">Page 3</a>' in beyond
+    assert "No works on page 9: the 12 works are on pages 1–3." in paged.get("/?page=9")
+
+
+def test_a_bad_page_is_refused_400_in_words(answering: Server) -> None:  # noqa: F811
+    for query in ("page=0", "page=-1", "page=x", "page=1.5", "page=", "gate_page=0", "gate_page=1e3",
+                  "page=1&page=2", "gate_page=9999999", "page=%ff"):  # fmt: skip
+        page = answering.request("GET", f"/?{query}")
+        assert page.status == 400, (query, page.status)
+        assert "Bad page" in page.body and ("page number" in page.body or "UTF-8" in page.body), query
+        assert "Traceback" not in page.body
+    assert answering.request("GET", "/?page=1&gate_page=1").status == 200
