@@ -192,6 +192,7 @@ def test_a_store_from_an_older_runtime_is_migrated_on_first_read(wp: Runner, rep
     conn.execute("DROP TABLE imports")  # and migration 6
     conn.execute("DROP INDEX revisions_by_author")  # and migration 7
     conn.execute("ALTER TABLE revisions DROP COLUMN author")
+    conn.execute("ALTER TABLE entries DROP COLUMN added_in")  # and migration 8
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
