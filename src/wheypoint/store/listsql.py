@@ -1,7 +1,7 @@
 """The SQL behind `list` (and `serve`'s inbox), built from a WorkQuery, in the SQL both backends speak.
 
 Every filter becomes an indexed condition: values of one filter are ORed, different filters ANDed,
-and filters on entries are one EXISTS so that `--entry-kind question --entry-state active --owner
+and filters on entries are one subquery so that `--entry-kind question --entry-state active --owner
 ann` means one entry that is all three. `--grep` is the one part each backend writes itself (its
 full-text index and its ranking): the builder asks the backend's `grep` for it.
 """
@@ -60,14 +60,16 @@ def _parts(query: WorkQuery, grep: Grep) -> tuple[str, list[str], str, list[Any]
     if query.nexts:
         where.append(_in("w.next_move", query.nexts, args))
     if query.entry_kinds or query.entry_states or query.owners:
-        inner = ["e.work_id = w.work_id"]
+        # Not a correlated EXISTS: SQLite planned that through the owner index once per work (0.2 s at 10,000
+        # works); the set of works with such an entry is read once, from whichever index fits.
+        inner: list[str] = []
         if query.entry_kinds:
             inner.append(_in("e.kind", query.entry_kinds, args))
         if query.entry_states:
             inner.append(_in("e.state", query.entry_states, args))
         if query.owners:
             inner.append(_in("e.owner", query.owners, args))
-        where.append(f"EXISTS (SELECT 1 FROM entries e WHERE {' AND '.join(inner)})")
+        where.append(f"w.work_id IN (SELECT e.work_id FROM entries e WHERE {' AND '.join(inner)})")
     if query.edge_kinds:
         where.append(
             f"EXISTS (SELECT 1 FROM edges g WHERE g.work_id = w.work_id AND {_in('g.kind', query.edge_kinds, args)})"
