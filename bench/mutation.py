@@ -80,6 +80,7 @@ GROUPS: dict[str, Group] = {
         ),
         (
             "tests/test_credential_near.py",
+            "tests/test_credential_heldout.py",  # each pack's floor per form: what the prose rules are for
             "tests/test_credentials.py",
             "tests/test_credential_thresholds.py",
             "tests/test_credential_text.py",
@@ -349,15 +350,16 @@ class Tally:
 def scratch_copy(working_tree: bool) -> Path:
     """A copy of what the tests need, taken now (HEAD's, or the files on disk): later edits do not reach this run."""
     folder = Path(tempfile.mkdtemp(prefix="wheypoint-mutation-"))
-    names = ("src", "tests", "tools", "docs", "pyproject.toml", "README.md")  # some tests read the docs
+    # Some tests read the docs; the held-out credential packs' tests read their packs from bench/.
+    names = ("src", "tests", "tools", "docs", "bench", "pyproject.toml", "README.md")
     if not working_tree:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD", *names], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
         return folder
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for name in names[:4]:
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "results")  # bench/results: git-ignored
+    for name in names[:5]:
         shutil.copytree(ROOT / name, folder / name, ignore=skip)
-    for name in names[4:]:
+    for name in names[5:]:
         shutil.copy2(ROOT / name, folder / name)
     return folder
 
