@@ -285,7 +285,9 @@ def _transcript(path: Path, cwd: Path, turns: int) -> None:
 
 def test_a_rescue_cut_by_its_deadline_leaves_the_store_whole_and_the_next_hook_works(place: dict[str, Path]) -> None:
     transcript = place["root"] / "long.jsonl"
-    _transcript(transcript, place["repo"], 3000)  # a rescue of it takes seconds: the deadline stops it midway
+    # 30,000 prompts: a whole rescue of them takes 20 s on a slow machine and still seconds on one five times as
+    # fast, so the 1.5 s deadline stops it midway on any (3,000 did not: a fast CI machine kept them all in time)
+    _transcript(transcript, place["repo"], 30000)
     payload = _payload(str(transcript), place["repo"])
     argv = ["hook", "PreCompact", "--harness", "claude-code"]
     code, out, err, seconds = _run(place["root"], place["repo"], argv, payload, WHEYPOINT_HOOK_DEADLINE="1.5")
