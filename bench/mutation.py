@@ -79,6 +79,7 @@ GROUPS: dict[str, Group] = {
             "src/wheypoint/model/credential_near.py",
         ),
         (
+            "tests/test_credential_prose_edges.py",  # which rule finds what, a step either side of each judgment
             "tests/test_credential_near.py",
             "tests/test_credential_heldout.py",  # each pack's floor per form: what the prose rules are for
             "tests/test_credentials.py",
