@@ -27,11 +27,12 @@ class Inbox:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.now = time.time()  # one clock for every page, so that two reads of one page draw the same ages
 
     def get(self, address: str) -> str:
         query = urlsplit(address).query
         gate_page, page = server._pages(query)
-        return inbox_page(inbox.inbox(self.ctx, server._filters(query), gate_page, page), "csrf")
+        return inbox_page(inbox.inbox(self.ctx, server._filters(query), gate_page, page), "csrf", self.now)
 
 
 @pytest.fixture(params=BACKENDS)
