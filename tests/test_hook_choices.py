@@ -293,6 +293,48 @@ def test_a_rescue_continues_the_work_its_own_session_wrote_last(scene: Scene) ->
     assert scene.state()["pending"]["work_id"] == ours["work_id"] and scene.state()["pending"]["trigger"] == "manual"
 
 
+RECENT_WORKS = 20  # the newest works of the project a rescue looks through for one its session wrote
+
+
+def _newer_works_of_another_session(scene: Scene, count: int) -> None:
+    """`count` works of another session, each written after every work there is (a second later at least)."""
+    time.sleep(1.05)  # the store keeps whole seconds
+    other = scene.transcript([user("o1", "an unrelated prompt of another session", OLD.format(1), OTHER)], OTHER)
+    for index in range(count):
+        scene.checkpoint(f"busy-{index:02d}", other)
+
+
+def test_a_rescue_continues_its_own_work_however_many_works_came_after_it(scene: Scene) -> None:
+    """The session's own rescue work is found by its name once it is no longer among the newest works (before, the
+    rescue was refused `base-revision-required` there, and the prompts it was to keep were lost)."""
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.fire("PreCompact", transcript, trigger="auto")
+    _newer_works_of_another_session(scene, RECENT_WORKS + 1)
+    scene.append(transcript, user("u2", "and keep them across restarts", stamp()))
+    answer = scene.fire("PreCompact", transcript, trigger="manual")
+    assert answer["systemMessage"] == f"wheypoint kept 1 turn(s) verbatim in {OURS} r2"
+    assert list(kept(scene.record(OURS))) == ["u1", "u2"] and "refused" not in scene.last()
+
+
+@pytest.mark.parametrize(("newer", "continued"), [(RECENT_WORKS - 1, True), (RECENT_WORKS, False)])
+def test_a_rescue_continues_the_agents_work_while_it_is_among_the_newest_works(scene: Scene, newer: int,
+                                                                                continued: bool) -> None:  # fmt: skip
+    """The agent's own checkpoint in the session is continued while it is among the RECENT_WORKS newest works of
+    the project; past them the rescue keeps the prompts in the session's own work instead, and loses none."""
+    transcript = scene.transcript([user("u1", "make the cart keep its items", OLD.format(0))])
+    scene.checkpoint("cart-work", transcript)
+    _newer_works_of_another_session(scene, newer)
+    scene.append(transcript, user("u2", "and keep them across restarts", stamp()))
+    message = scene.fire("PreCompact", transcript, trigger="manual")["systemMessage"]
+    if continued:
+        assert message == "wheypoint kept 1 turn(s) verbatim in cart-work r2"
+        assert OURS not in scene.works()
+    else:
+        assert message == f"wheypoint kept 2 turn(s) verbatim in {OURS} r1"
+        assert scene.record("cart-work")["revision_number"] == 1
+        assert list(kept(scene.record(OURS))) == ["u1", "u2"]
+
+
 def test_a_rescue_continues_the_agents_own_checkpoint_from_its_time_on(scene: Scene) -> None:
     """The session's head is the agent's checkpoint: only turns from its second on are new, each kept once."""
     transcript = scene.transcript([user("u1", "the first words, before the checkpoint", OLD.format(0)),

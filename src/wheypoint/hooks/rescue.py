@@ -56,18 +56,22 @@ def session_slug(harness: str, session_id: str) -> str:
     return f"session-{harness}-{short}"
 
 
-def _session_work(store: Store, project: str, session: dict[str, str]) -> dict[str, Any] | None:
-    """The head record of the newest work in the project whose head was written in this session."""
+def _session_work(store: Store, project: str, session: dict[str, str], slug: str) -> dict[str, Any] | None:
+    """The head record of the work a rescue of this session continues: the newest of the project's RECENT_WORKS
+    newest works whose head was written in this session, else the session's own rescue work (`slug`) however many
+    works came after it and whoever wrote its head (a rescue into it keeps only the turns it does not hold yet)."""
     from wheypoint.store.rows import WorkQuery
 
-    for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS)):
+    recent = [work.work_id for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS))]
+    own = [work.work_id for work in store.works_with_slug(slug, project)]
+    for work_id, mine in [*((w, False) for w in recent), *((w, True) for w in own)]:
         try:
-            record = store.record(work.work_id)
+            record = store.record(work_id)
         except Refusal as refusal:
             if refusal.code != "record-corrupt":  # another work's damaged head must not cost this rescue
                 raise
             continue
-        if record is not None and record.get("session") == session:
+        if record is not None and (mine or record.get("session") == session):
             return record
     return None
 
@@ -162,7 +166,7 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         raise Refusal("session-not-found", f"{located.path} has no session id to name the rescued work by")
     store = ctx.open_store(create=False)
     try:
-        head = _session_work(store, ctx.project_key(), session)
+        head = _session_work(store, ctx.project_key(), session, session_slug(located.harness, located.session_id))
     finally:
         store.close()
     read = _read(located, mark if head else None)
