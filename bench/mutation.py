@@ -266,6 +266,19 @@ EQUIVALENT: dict[str, str] = {
     "credentials:_token_shapes:const:f9dd4401": "a run of 29 is tried inside a glued word, where the pattern or the "
     "check says no, as the plain search would",
     "credentials:see_through:const:3cceac2c": "the two lists zipped always have the same length",
+    "credentials:_ending_at:const:28ae4c6c": "the line's start looked for from index 1 instead of 0 differs only "
+    "when the text opens with a newline, and a stretch starting at that newline holds no value or link word more",
+    "credentials:_ending_at:const:43a5afcb": "the stretch ends 41 characters after the name instead of 40; the "
+    "longest name (encryption_key) and the character after it end 15 characters in",
+    "credentials:_verb_pass:const:8d8bf386": "21 characters before a bare pass instead of 20: only the first word "
+    "of the stretch can change, and the word judged is the last, which is whole unless it fills the stretch (and "
+    "then is no short verb)",
+    "credentials:_check_prose:return:61a82b91": "the check's one caller reads it as a condition, where None and "
+    "False agree",
+    "credentials:_check_prose_reversed:return:353c6eb2": "the check's one caller reads it as a condition, where "
+    "None and False agree",
+    "credentials:_check_prose_reversed:return:0e870bee": "the check's one caller reads it as a condition, where "
+    "None and False agree",
     "hooks:_after:const:c8d5e767": "a turn's time cut at 20 characters instead of 19 compares the same with "
     "`since[:19]`: equal first 19 characters make the longer string the greater, different ones decide alone",
     "hooks:_size:return:1e03d810": _VANISHED,

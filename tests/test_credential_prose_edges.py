@@ -34,6 +34,10 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ("curl -u bob:password https://h", []),
     ("curl -u Kq7!xz:Kq7!xz https://h", []),
     ("curl --user=bob:Kq7!xzLm https://h", [("curl-user", "Kq7!xzLm")]),
+    # an assignment to a qualified type name is no variable (the JSON form, which no prose rule reads)
+    ('{"AWS::IAM::AccessKey": "qZ7xK2mP9vL4wR"}', []),
+    ('{"AWS::SecretsManager::Secret": "qZ7xK2mP9vL4wR"}', []),
+    ('{"IAM_AccessKey": "qZ7xK2mP9vL4wR"}', [("high-entropy-assignment", "qZ7xK2mP9vL4wR")]),
     # a password flag: six characters at least, not a placeholder
     ("mysql -u root -pKq7!xz db", [("password-flag", "Kq7!xz")]),
     ("mysql -u root -pKq7!x db", []),
@@ -91,6 +95,7 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ("use bluebirdtree12 as the signing secret", []),
     (f"use {CHOSEN} for the root pw table", []),  # "for the K table": a table, not the K
     (f"use {CHOSEN} for the root pw in prod", [("prose-secret-after", CHOSEN)]),
+    (f"use {CHOSEN} for the root pw{' ' * 29}in prod", [("prose-secret-after", CHOSEN)]),  # the next word, however far
     (f"{RANDOM} (the token refresh commit)", []),
     (f"{RANDOM} (the signing secret, rotated today)", [("prose-secret-after", RANDOM)]),
     ("use this.accessToken as the token", []),

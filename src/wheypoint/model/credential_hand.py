@@ -231,7 +231,7 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
     if _renamed(m.group("g")) or is_placeholder_password("", value) or value.endswith(":"):
         return False
     if (m.groupdict().get("lk") or "").lower() == "for":  # "V for the K", not "V for the K table"
-        word = re.match(r"[ \t]+([A-Za-z]+)", m.string[m.end() : m.end() + 30])
+        word = re.compile(r"[ \t]+([A-Za-z]+)").match(m.string, m.end())  # the word after the name, whole
         if word and word.group(1).lower() not in _AFTER_NAME:
             return False
     if m.groupdict().get("lp") and _renamed(re.split(r"[),;]", m.string[m.end() : m.end() + 60], maxsplit=1)[0]):
