@@ -118,6 +118,8 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ("here's the signing key you wanted qZ7xK2m{P9vL4wR", []),
     (f"here's the signing key you wanted {RANDOM} as the commit", []),
     (f"here's the signing key you wanted {RANDOM} as the sha", []),
+    (f"here's the signing key you wanted {RANDOM}{' ' * 50}as the commit", []),  # the words after, whole
+    (f"here's the signing key you wanted {RANDOM}\nas the commit", [("prose-secret-bare", RANDOM)]),  # its line only
     # echoed into a command that stores a secret: anything but a variable, a flag or a placeholder
     (f"echo {CHOSEN} | wrangler secret put DB", [("piped-secret", CHOSEN)]),
     ("echo qZ7xK2mP9vL4x | wrangler secret put DB", [("piped-secret", "qZ7xK2mP9vL4x")]),

@@ -18,6 +18,7 @@ from wheypoint.model.credential_values import (
     is_reference,
     looks_like_password,
     looks_random,
+    words_after,
 )
 
 TYPE_CHECKING = False
@@ -244,7 +245,7 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
 def _check_prose_bare(m: re.Match[str]) -> bool:
     """No link word: the words in between are words of a sentence, and the value is no code (a member chain)."""
     value, words = m.group("v"), m.group("g").replace(",", " ").split()
-    after = m.string[m.end() : m.end() + 60].split("\n", 1)[0].split()[:4]  # "... uses V as the commit"
+    after = words_after(m.string, m.end(), 4)  # "... uses V as the commit"
     if any(not re.fullmatch(r"[A-Za-z'’]+", w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
         return False
     return not re.search(r"^[!\\]|[\\(){}\[\]]", value) and not re.match(CHAIN_SRC, value) and _check_prose_reversed(m)

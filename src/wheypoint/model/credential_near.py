@@ -24,6 +24,7 @@ from wheypoint.model.credential_values import (
     is_reference,
     looks_like_password,
     looks_random,
+    words_after,
 )
 
 TYPE_CHECKING = False
@@ -135,7 +136,7 @@ def _renamed(m: re.Match[str]) -> bool:
     start, end = m.span("v")
     if start > m.start("k"):  # the name, then the value: "the token's commit 3f9a...", "K is V as the commit"
         near = _words((m.group("tail") or "") + " " + (m.group("g") or ""))
-        near += _words(m.string[end : end + 40].split("\n", 1)[0])[:3]
+        near += _words(" ".join(words_after(m.string, end, 3)))
     else:  # the value, then the name: "the commit 3f9a... (the token's)"
         near = _words(m.group("g") or "") + _words(m.string[max(0, start - 40) : start])[-2:]
         near += _words(re.split(r"[),;.\n]", m.string[m.end() : m.end() + 40], maxsplit=1)[0])[:3]  # "(the K commit)"

@@ -77,6 +77,13 @@ _PLACEHOLDER_SRC = (
 )
 
 
+def words_after(text: str, at: int, count: int) -> list[str]:
+    """The next `count` words of `at`'s line, each whole however many spaces stand before it (what the words next
+    to a value name it as: "V as the commit")."""
+    words = re.compile(r"(?:[^\S\n]*\S+){0," + str(count) + "}").match(text, at)  # (none at the end: "")
+    return words.group().split()  # type: ignore[union-attr]  # zero words match anywhere
+
+
 def is_allowlisted(value: str) -> bool:
     if value in _AWS_DOC_VALUES:
         return True
