@@ -275,6 +275,8 @@ EQUIVALENT: dict[str, str] = {
     "then is no short verb)",
     "credentials:_check_prose:return:61a82b91": "the check's one caller reads it as a condition, where None and "
     "False agree",
+    "credentials:_check_token_body:return:088646f0": "the check's one caller reads it as a condition, where None "
+    "and False agree",
     "credentials:_check_prose_reversed:return:353c6eb2": "the check's one caller reads it as a condition, where "
     "None and False agree",
     "credentials:_check_prose_reversed:return:0e870bee": "the check's one caller reads it as a condition, where "
@@ -304,6 +306,11 @@ EQUIVALENT: dict[str, str] = {
     "hooks:_repeats:cmp:67a071be": "a copy exactly REPEAT_WINDOW seconds old to the float: `<` and `<=` part only then",
     "hooks:_arm:cmp:4c12ee54": "the watch takes `signal` where `_signal` is loaded, which it always is at start-up: "
     "`signal` wraps the same setitimer and signal functions, at the cost of an import",
+    "hooks:_session_work:raise:c980613d": "a refusal other than record-corrupt is the store's own (busy, I/O, a "
+    "damaged schema): swallowed, the rescue goes on to its checkpoint, which reads the same store and is refused the "
+    "same way, so the hook answers and logs the same refusal, only later",
+    "hooks:run_hook:const:95869063": "the watch is disarmed on the next line: `answering` left False matters only "
+    "to a deadline landing between the two statements",
     "hooks:_packet:const:3e84b106": "the Codex loop's count of renders stepped by 2 instead of 1: it is only read "
     "as whether a render came before, which either step says",
     "render:_digest_value_span:cmp:92315a7a": _DIGEST_LINE,  # line <= 0

@@ -38,6 +38,15 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ('{"AWS::IAM::AccessKey": "qZ7xK2mP9vL4wR"}', []),
     ('{"AWS::SecretsManager::Secret": "qZ7xK2mP9vL4wR"}', []),
     ('{"IAM_AccessKey": "qZ7xK2mP9vL4wR"}', [("high-entropy-assignment", "qZ7xK2mP9vL4wR")]),
+    # an Azure SAS signature: `sig=` starting a word, then base64 of 20 bytes at least once URL-decoded
+    ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V", [("azure-sas-signature", "Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V")]),  # 20 bytes
+    ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8", []),  # 19
+    ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9%21Xw8Vu7TZq9Xw8Vu7TZq9", []),  # `!` once decoded: no base64
+    ("x&xsig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8Vu7TZq9%3D", []),  # another parameter
+    (
+        "a&sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V b&xsig=Kq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V",  # ... even beside a signature
+        [("azure-sas-signature", "Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V")],
+    ),
     # a password flag: six characters at least, not a placeholder
     ("mysql -u root -pKq7!xz db", [("password-flag", "Kq7!xz")]),
     ("mysql -u root -pKq7!x db", []),

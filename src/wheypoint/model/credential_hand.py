@@ -165,8 +165,10 @@ def _check_telegram(m: re.Match[str]) -> bool:
     return sum((any(c.isupper() for c in body), any(c.islower() for c in body), any(c.isdigit() for c in body))) >= 2
 
 
-def _check_word_start(m: re.Match[str]) -> bool:
-    start = m.start("v")
+def _check_word_start(m: re.Match[str], group: str | int = "v") -> bool:
+    """True when the group (the value, unless another is named; 0 the whole match) starts a word: no letter, digit,
+    `_`, `-` or `.` before it."""
+    start = m.start(group)
     return not (start and (m.string[start - 1].isalnum() or m.string[start - 1] in "_-."))
 
 
@@ -259,7 +261,7 @@ def _check_piped(m: re.Match[str]) -> bool:
     """A value echoed into a command that stores a secret or logs in from stdin: anything but a variable."""
     value = m.group("v")
     bad = value[0] in "$%<-" or is_placeholder_password("", value)
-    return not bad and (looks_like_password(value) or looks_random(value, min_len=8))
+    return not bad and looks_like_password(value)  # (which takes any value random from 8 characters on)
 
 
 def _chosen(value: str) -> bool:
@@ -268,10 +270,11 @@ def _chosen(value: str) -> bool:
 
 
 def _check_sas(m: re.Match[str]) -> bool:
-    """An Azure SAS signature: after no word character, a URL-encoded base64 HMAC of 32 bytes."""
+    """An Azure SAS signature: `sig=` after no word character (`xsig=` is another parameter), then a URL-encoded
+    base64 HMAC of 32 bytes."""
     import base64
 
-    if not _check_word_start(m):
+    if not _check_word_start(m, 0):
         return False
     raw = re.sub(r"%([0-9A-Fa-f]{2})", lambda e: chr(int(e.group(1), 16)), m.group("v"))  # URL-decoded
     try:
