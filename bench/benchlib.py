@@ -560,17 +560,21 @@ def cached_store(target: Path, size: int, build: Callable[[Path], Path]) -> Path
 
 
 def bulk_store(size: int, venv: Venv, fingerprint: str) -> tuple[Path, str]:
-    """(store, how it came about) of `size` generated works, cached as bench/results/stores/find-<size>-<fp>.sqlite3.
+    """(store, how it came about) of `size` generated works, cached as bench/results/stores/find-<size>-<fp>.sqlite3."""
+    return venv_built_store(STORES_DIR / f"find-{size}-{fingerprint}.sqlite3", size, venv, "benchlib.write_bulk_store")
 
-    The build runs in the clean venv's interpreter, so it uses the installed code, not the checkout's.
-    """
-    target = STORES_DIR / f"find-{size}-{fingerprint}.sqlite3"
+
+def venv_built_store(target: Path, size: int, venv: Venv, writer: str) -> tuple[Path, str]:
+    """(store, how it came about): a store of `size` works that `writer` (`module.function` of bench/, called with
+    the size and a path) writes, cached at `target`. The build runs in the clean venv's interpreter, so it uses
+    the installed code, not the checkout's."""
+    module = writer.split(".", 1)[0]
     cached = target.exists()
 
     def build(tmp: Path) -> Path:
         store_file = tmp / "store.sqlite3"
-        code = (f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); import benchlib; "
-                f"benchlib.write_bulk_store({size}, {str(store_file)!r})")  # fmt: skip
+        code = (f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); import {module}; "
+                f"{writer}({size}, {str(store_file)!r})")  # fmt: skip
         subprocess.run([venv.python, "-c", code], check=True, cwd=tmp)
         return store_file
 

@@ -66,17 +66,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def serve_store(size: int, venv: bl.Venv) -> tuple[Path, str]:
     """The generated store, cached as bench/results/stores/serve-<size>-<builder>-<schema fingerprint>.sqlite3."""
     target = bl.STORES_DIR / f"serve-{size}-{servebench_store.BUILDER}-{bl.store_fingerprint(venv)}.sqlite3"
-    cached = target.exists()
-
-    def build(tmp: Path) -> Path:
-        store_file = tmp / "store.sqlite3"
-        code = (f"import sys; sys.path.insert(0, {str(bl.BENCH_DIR)!r}); import servebench_store; "
-                f"servebench_store.write_serve_store({size}, {str(store_file)!r})")  # fmt: skip
-        subprocess.run([venv.python, "-c", code], check=True, cwd=tmp)
-        return store_file
-
-    store = bl.cached_store(target, size, build)
-    return store, f"{'cached, ' if cached else ''}built in {bl.build_facts(store).get('build_seconds', '?')} s"
+    return bl.venv_built_store(target, size, venv, "servebench_store.write_serve_store")
 
 
 class Running:
