@@ -125,6 +125,7 @@ DEFAULT_GROUPS = ("canonical", "kernel", "rules", "sqlite_store")
 # Mutants judged equivalent: no input a caller can give tells them from the original. Keyed by stable id.
 _BUSY_WAIT = "the busy wait 0.1% shorter or longer (about 15 s either way): no caller can tell the difference"
 _FOLD = "the WAL fold threshold moved by under 1%: only when a writer folds changes, never what is read"
+_AS_CONDITION = "the check's one caller reads it as a condition, where None and False agree"
 _SPEED = "a speed switch between two searches that find the same hits: "
 _WHOLE = (
     "only a generated rule that is not anchored reads `whole`: none of those spans lines, and the two that start "
@@ -273,14 +274,31 @@ EQUIVALENT: dict[str, str] = {
     "credentials:_verb_pass:const:8d8bf386": "21 characters before a bare pass instead of 20: only the first word "
     "of the stretch can change, and the word judged is the last, which is whole unless it fills the stretch (and "
     "then is no short verb)",
-    "credentials:_check_prose:return:61a82b91": "the check's one caller reads it as a condition, where None and "
+    "credentials:_check_prose:return:61a82b91": _AS_CONDITION,
+    "credentials:_check_prose:return:a9c429b9": _AS_CONDITION,
+    "credentials:_check_prose_reversed:const:cb5b6ba5": "the first piece of a split is the same whatever the number "
+    "of splits",
+    "credentials:_renamed:const:ded9e701": "the first piece of a split is the same whatever the number of splits",
+    "credentials:Near.matches:bool:eb636027": "a shortcut: every pattern tried after it starts (or ends) with the "
+    "same word start and the name, so going on when only one of the two fails finds nothing more",
+    "credentials:Near.matches:return:18b03472": "the same shortcut not taken: the patterns' own word start and name "
+    "find nothing there",
+    "credentials:Near.matches:const:85c59d98": "the line's start looked for from index 1 instead of 0 differs only "
+    "when the text opens with a newline, and a stretch starting at that newline holds no value or mark more",
+    "credentials:_renamed:cmp:2f588eb1": "a value never starts where its name starts (the patterns put one after the "
+    "other), so `>` and `>=` part the two directions alike",
+    "credentials:_in_code:cmp:7c725c19": "a value never starts where its name starts (the patterns put one after the "
+    "other), so `>` and `>=` part the two directions alike",
+    "credentials:_linked_back:return:10a5b8af": "_linked_back is read as a condition (`if not ...`), where None and "
     "False agree",
-    "credentials:_check_token_body:return:088646f0": "the check's one caller reads it as a condition, where None "
-    "and False agree",
-    "credentials:_check_prose_reversed:return:353c6eb2": "the check's one caller reads it as a condition, where "
-    "None and False agree",
-    "credentials:_check_prose_reversed:return:0e870bee": "the check's one caller reads it as a condition, where "
-    "None and False agree",
+    "credentials:_linked_back:return:ab9a46f0": "_linked_back is read as a condition (`if not ...`), where None and "
+    "False agree",
+    "credentials:_linked_back:return:ca1ff7e1": "_linked_back is read as a condition (`if not ...`), where None and "
+    "False agree",
+    "credentials:check:return:1c029c0d": _AS_CONDITION,
+    "credentials:_check_token_body:return:088646f0": _AS_CONDITION,
+    "credentials:_check_prose_reversed:return:353c6eb2": _AS_CONDITION,
+    "credentials:_check_prose_reversed:return:0e870bee": _AS_CONDITION,
     "hooks:_after:const:c8d5e767": "a turn's time cut at 20 characters instead of 19 compares the same with "
     "`since[:19]`: equal first 19 characters make the longer string the greater, different ones decide alone",
     "hooks:_size:return:1e03d810": _VANISHED,

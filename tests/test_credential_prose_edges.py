@@ -164,6 +164,8 @@ NEAR_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     (f"{PICKED} laptop — password", []),  # a word before any link
     (f"{PICKED} ! the password", []),  # the sentence ended
     (f"{PICKED} is. the password", [("prose-secret-near", PICKED)]),
+    (f"{PICKED} the password", []),  # no mark and no linking verb before the name
+    (f"{PICKED} our new password", []),
     (f"{RANDOM} — the signing secret", [("prose-secret-near", RANDOM)]),
     (f"{RANDOM} — used token", [("prose-secret-near", RANDOM)]),
     (f"{RANDOM} — used with the signing secret", []),
@@ -197,6 +199,12 @@ NEAR_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ("the token for prod-2 a.b.cdefghij", []),
     ("the token for prod-2 $SECRET_TOKEN1", []),
     ("the token for prod-2 ~mod.Klass9x", []),
+    # the rest of the name's word names it as something else, and a name inside a word is none
+    (f"the token:commit {RANDOM}", []),
+    (f"the token:id {RANDOM}", []),
+    (f"the token:{RANDOM}", [("high-entropy-assignment", RANDOM)]),  # code: a name and its value
+    (f"xtoken for prod-2 {RANDOM}", []),
+    (f"[token for prod-2 {RANDOM}", [("prose-secret-near", RANDOM)]),  # after a bracket, as the patterns allow
 ]
 
 

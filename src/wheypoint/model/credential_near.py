@@ -106,24 +106,25 @@ class Near:
 
     def matches(self, text: str, at: int) -> Iterator[re.Match[str]]:
         """Every candidate value near the name that starts at `at`: after it first, nearest first."""
-        if (at and text[at - 1] not in _STARTS) or self.name.match(text, at) is None:
+        if _STARTS_WORD.match(text, at) is None or self.name.match(text, at) is None:
             return  # inside an identifier (input_tokens, db.password), or no name here
         for pattern in self.after:
             m = pattern.match(text, at)
             if m is not None:
                 yield m
         lo = max(text.rfind("\n", 0, at) + 1, at - 160)
-        if _BACK_HINT.search(text, max(lo, at - 80), at) is None:
-            return  # no mark or linking word just before the name: no value before it is linked to it
+        if _BACK_HINT.search(text, lo, at) is None:
+            return  # no mark or linking word before the name: no value before it is linked to it
         for pattern in self.before:
             for m in pattern.finditer(text, lo, min(len(text), at + 40)):
                 if m.start("k") == at:
                     yield m
 
 
-# What may stand before a name for it to start a word (_WORD_START), and what must stand in the words just before a
-# name for a value before it to be linked to it (_linked_back decides for certain).
-_STARTS = frozenset(" \t\r\n\f\v\"'`*([>|\u00a0")
+# What must stand before a name for it to start a word (the patterns' own _WORD_START, tried once before them all),
+# and what must stand in the words before a name for a value before it to be linked to it (_linked_back decides for
+# certain).
+_STARTS_WORD = re.compile(_WORD_START)
 _BACK_HINT = re.compile(r"[—–<>=→←:,;(-]|(?i:\b(?:is|was|as|that|it|its|it's|into)\b)")
 
 
@@ -183,7 +184,7 @@ def _in_code(m: re.Match[str]) -> bool:
         return True
     if "\n" in between:
         if not between.strip(" \t\r\n>:\"'`*(-—–"):
-            return between.count("\n") > 2  # a label, then the value alone below it (a blank line between at most)
+            return False  # a label, then the value alone below it (_GAP allows a blank line between at most)
         head, _, last = between.rpartition("\n")
         return "\n" in head or last.strip(" \t>\"'`*(") != ""
     return False
