@@ -297,6 +297,14 @@ EQUIVALENT: dict[str, str] = {
     "False agree",
     "credentials:check:return:1c029c0d": _AS_CONDITION,
     "credentials:_check_token_body:return:088646f0": _AS_CONDITION,
+    "credentials:_check_prose_bare:return:b4458ae8": _AS_CONDITION,
+    "credentials:_check_sas:return:4dd31a20": _AS_CONDITION,
+    "credentials:_check_sas:return:236fea9b": _AS_CONDITION,
+    "credentials:_in_code:return:e5b4a665": "_in_code is read as a condition (`or _in_code(m)`), where None and "
+    "False agree",
+    "credentials:_in_code:return:cc6181ff": "_in_code is read as a condition (`or _in_code(m)`), where None and "
+    "False agree",
+    "credentials:_renamed:const:2fcba189": "the first piece of a split is the same whatever the number of splits",
     "credentials:_check_prose_reversed:return:353c6eb2": _AS_CONDITION,
     "credentials:_check_prose_reversed:return:0e870bee": _AS_CONDITION,
     "hooks:_after:const:c8d5e767": "a turn's time cut at 20 characters instead of 19 compares the same with "

@@ -41,7 +41,7 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     # an Azure SAS signature: `sig=` starting a word, then base64 of 20 bytes at least once URL-decoded
     ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V", [("azure-sas-signature", "Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V")]),  # 20 bytes
     ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8", []),  # 19
-    ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9%21Xw8Vu7TZq9Xw8Vu7TZq9", []),  # `!` once decoded: no base64
+    ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9%21Xw8Vu7TZq9Xw8Vu7T", []),  # `!` once decoded: no base64 (30 bytes without it)
     ("x&xsig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8Vu7TZq9%3D", []),  # another parameter
     (
         "a&sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V b&xsig=Kq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V",  # ... even beside a signature
@@ -169,6 +169,8 @@ NEAR_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     (f"{RANDOM} — the signing secret", [("prose-secret-near", RANDOM)]),
     (f"{RANDOM} — used token", [("prose-secret-near", RANDOM)]),
     (f"{RANDOM} — used with the signing secret", []),
+    (f"commit {RANDOM} — the token", []),  # named as something else just before it, from the text's first letter
+    (f"see commit {RANDOM} — the token", []),
     # a value on a later line: right below its label, or one blank line below it, never further or past other text
     (f"> the token\n> {RANDOM}", [("prose-secret-near", RANDOM)]),
     (f"the token:\n\n{RANDOM}", [("prose-secret-near", RANDOM)]),
