@@ -337,6 +337,11 @@ EQUIVALENT: dict[str, str] = {
     "same way, so the hook answers and logs the same refusal, only later",
     "hooks:run_hook:const:95869063": "the watch is disarmed on the next line: `answering` left False matters only "
     "to a deadline landing between the two statements",
+    "hooks:_user_prompt:return:00867960": "for Gemini the lines after the return deliver the pending packet again: "
+    "the same text (the harness argument matters for Codex only), the same log fields, and a delivered list that "
+    "holds each session once",
+    "hooks:_gemini_compress_due:return:3e6940ac": "its one caller reads it as a condition (`not ...`), where None and "
+    "False agree",
     "hooks:_packet:const:3e84b106": "the Codex loop's count of renders stepped by 2 instead of 1: it is only read "
     "as whether a render came before, which either step says",
     "render:_digest_value_span:cmp:92315a7a": _DIGEST_LINE,  # line <= 0

@@ -567,6 +567,16 @@ def test_a_stop_before_the_transcript_is_on_disk_skips_quietly(scene: Scene) -> 
                                               trigger="auto")["systemMessage"]  # fmt: skip
 
 
+def test_a_stop_given_a_folder_for_its_transcript_says_so(scene: Scene) -> None:
+    """Only a transcript not on disk yet is skipped quietly: one that cannot be read is a refusal, logged as one."""
+    folder = scene.root / "transcripts" / "a-folder.jsonl"
+    folder.mkdir(parents=True)
+    assert scene.fire("Stop", folder, stop_hook_active=False) == {}  # Stop's messages stay out of the session
+    entry = scene.last()
+    assert entry["refused"] == "transcript-unreadable" and "skipped" not in entry, entry
+    assert "transcript-unreadable" in entry["message"]
+
+
 @pytest.mark.parametrize("size", [STOP_GROWTH - 1, STOP_GROWTH])
 def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: Scene, size: int) -> None:
     transcript = scene.transcript([user("u1", "a prompt typed before the stop", OLD.format(0))])
