@@ -335,8 +335,6 @@ EQUIVALENT: dict[str, str] = {
     "hooks:_session_work:raise:c980613d": "a refusal other than record-corrupt is the store's own (busy, I/O, a "
     "damaged schema): swallowed, the rescue goes on to its checkpoint, which reads the same store and is refused the "
     "same way, so the hook answers and logs the same refusal, only later",
-    "hooks:run_hook:const:95869063": "the watch is disarmed on the next line: `answering` left False matters only "
-    "to a deadline landing between the two statements",
     "hooks:_user_prompt:return:00867960": "for Gemini the lines after the return deliver the pending packet again: "
     "the same text (the harness argument matters for Codex only), the same log fields, and a delivered list that "
     "holds each session once",
