@@ -297,6 +297,9 @@ EQUIVALENT: dict[str, str] = {
     "False agree",
     "credentials:check:return:1c029c0d": _AS_CONDITION,
     "credentials:_check_token_body:return:088646f0": _AS_CONDITION,
+    "credentials:_check_assignment:return:62d3909d": _AS_CONDITION,
+    "credentials:_verb_pass:return:84a74cdc": "_verb_pass is read as a condition (`if _verb_pass(m) or ...`), where "
+    "None and False agree",
     "credentials:_check_prose_bare:return:b4458ae8": _AS_CONDITION,
     "credentials:_check_sas:return:4dd31a20": _AS_CONDITION,
     "credentials:_check_sas:return:236fea9b": _AS_CONDITION,

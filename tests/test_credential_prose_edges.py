@@ -14,7 +14,7 @@ import string
 import pytest
 
 from wheypoint.model.credential_values import is_password_name, looks_like_password, looks_random
-from wheypoint.model.credentials import scan_text
+from wheypoint.model.credentials import redact_spans, scan_text
 
 
 def _found(text: str) -> list[tuple[str, str]]:
@@ -38,6 +38,7 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     ('{"AWS::IAM::AccessKey": "qZ7xK2mP9vL4wR"}', []),
     ('{"AWS::SecretsManager::Secret": "qZ7xK2mP9vL4wR"}', []),
     ('{"IAM_AccessKey": "qZ7xK2mP9vL4wR"}', [("high-entropy-assignment", "qZ7xK2mP9vL4wR")]),
+    ('::AccessKey": "qZ7xK2mP9vL4wR"', []),  # ... from the text's first character
     # an Azure SAS signature: `sig=` starting a word, then base64 of 20 bytes at least once URL-decoded
     ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V", [("azure-sas-signature", "Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V")]),  # 20 bytes
     ("x?sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8", []),  # 19
@@ -242,3 +243,14 @@ def test_what_a_chosen_password_and_a_password_name_are() -> None:
         assert is_password_name(name) is True, name
     for name in ("pwx", "token", "spw", "pskx", "secret"):
         assert is_password_name(name) is False, name
+
+
+def test_each_marker_of_a_redaction_is_said_where_it_stands() -> None:
+    """redact_spans (the one replacing loop, which a kept turn's `redacted` list comes from): after the first marker,
+    each span is counted in the redacted text, not the original."""
+    first, second = "ghp_" + "Zq9Xw8Vu7T" * 3 + "s6R5p4", "ghp_" + "Kq9Xw8Vu7T" * 3 + "s6R5p4"
+    redacted, spans = redact_spans(f"a {first} and b {second} end", "[redacted {rule}]")
+    assert redacted == "a [redacted github-pat] and b [redacted github-pat] end"
+    assert [(span["rule"], span["start"], span["end"]) for span in spans] == [("github-pat", 2, 23),
+                                                                              ("github-pat", 30, 51)]  # fmt: skip
+    assert all(redacted[span["start"] : span["end"]] == "[redacted github-pat]" for span in spans)
