@@ -48,6 +48,10 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
         "a&sig=Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V b&xsig=Kq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V",  # ... even beside a signature
         [("azure-sas-signature", "Zq9Xw8Vu7TZq9Xw8Vu7TZq9Xw8V")],
     ),
+    # an Okta API token after SSWS: its 00 prefix vouches for it, else twenty random characters
+    ("Authorization: SSWS qZ7xK2mP9vL4wRbT3nYc", [("okta-api-token", "qZ7xK2mP9vL4wRbT3nYc")]),
+    ("Authorization: SSWS 00aaaaaaaaaaaaaaaaaaaaaaaa", [("okta-api-token", "00aaaaaaaaaaaaaaaaaaaaaaaa")]),
+    ("Authorization: SSWS aaaaaaaaaaaaaaaaaaaaaaaaaaaa", []),
     # a password flag: six characters at least, not a placeholder
     ("mysql -u root -pKq7!xz db", [("password-flag", "Kq7!xz")]),
     ("mysql -u root -pKq7!x db", []),
@@ -103,6 +107,8 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     (f"use {RANDOM} as the signing secret", [("prose-secret-after", RANDOM)]),
     (f"use {PICKED} as the signing secret", [("prose-secret-after", PICKED)]),
     ("use bluebirdtree12 as the signing secret", []),
+    ("use qZ7xK2mP9vL4 as the signing secret", [("prose-secret-after", "qZ7xK2mP9vL4")]),  # twelve random
+    ("use qZ7xK2mP9vL as the signing secret", []),
     (f"use {CHOSEN} for the root pw table", []),  # "for the K table": a table, not the K
     (f"use {CHOSEN} for the root pw in prod", [("prose-secret-after", CHOSEN)]),
     (f"use {CHOSEN} for the root pw{' ' * 29}in prod", [("prose-secret-after", CHOSEN)]),  # the next word, however far
@@ -117,6 +123,7 @@ CASES: list[tuple[str, list[tuple[str, str]]]] = [
     (f"here's the signing key you wanted {RANDOM}", [("prose-secret-bare", RANDOM)]),
     (f"here's the signing key you wanted {PICKED}", [("prose-secret-bare", PICKED)]),
     (f"here's the signing key, you wanted {RANDOM}", [("prose-secret-bare", RANDOM)]),
+    (f"here's the signing key you wanted {RANDOM} so keep it in env", [("prose-secret-bare", RANDOM)]),  # 5th word
     (f"here's the signing key return {RANDOM}", [("prose-secret-near", RANDOM)]),  # a word of code between
     (f"here's the signing key typeof {RANDOM}", [("prose-secret-near", RANDOM)]),
     (f"here's the signing key you2 wanted {RANDOM}", [("prose-secret-near", RANDOM)]),  # no word of a sentence
