@@ -873,3 +873,18 @@ def test_install_and_uninstall_step_over_groups_of_another_shape_and_leave_them_
     assert groups[:3] == odd and len(groups) == 4
     scene.cli("hooks", "uninstall", "--harness", "claude-code")
     assert json.loads(settings.read_text(encoding="utf-8")) == {"hooks": {"SessionStart": odd}}
+
+
+def test_install_over_a_duplicate_of_its_handler_keeps_every_other_group(scene: Scene) -> None:
+    """Our handler in two groups: the first is replaced in place, the group that held only the duplicate goes, and
+    a person's own group stays as it was."""
+    settings = scene.root / "user" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    scene.cli("hooks", "install", "--harness", "claude-code")
+    ours = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"][0]
+    theirs = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo their own"}]}
+    document = json.loads(settings.read_text(encoding="utf-8"))
+    document["hooks"]["SessionStart"] = [ours, json.loads(json.dumps(ours)), theirs]
+    settings.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    scene.cli("hooks", "install", "--harness", "claude-code")
+    assert json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"] == [ours, theirs]
