@@ -296,6 +296,8 @@ EQUIVALENT: dict[str, str] = {
     "credentials:_linked_back:return:ca1ff7e1": "_linked_back is read as a condition (`if not ...`), where None and "
     "False agree",
     "credentials:check:return:1c029c0d": _AS_CONDITION,
+    "credentials:check:return:c0fe581b": _AS_CONDITION,
+    "credentials:check:return:b7a71656": _AS_CONDITION,
     "credentials:_check_token_body:return:088646f0": _AS_CONDITION,
     "credentials:_check_assignment:return:62d3909d": _AS_CONDITION,
     "credentials:_verb_pass:return:84a74cdc": "_verb_pass is read as a condition (`if _verb_pass(m) or ...`), where "

@@ -164,13 +164,17 @@ def test_each_rule_at_its_edge(text: str, expected: list[tuple[str, str]]) -> No
 NEAR_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     # a value before its name: a mark or a linking word, then at most three words of the name
     (f"{PICKED} — laptop login password", [("prose-secret-near", PICKED)]),
-    (f"{PICKED} — my old laptop login password", [("prose-secret-near", PICKED)]),
-    (f"{PICKED} — very old laptop login password here", []),  # four words of the name
+    (f"{PICKED} — my old laptop login password", [("prose-secret-near", PICKED)]),  # (my, old: linking words)
+    (f"{PICKED} — work laptop login password", [("prose-secret-near", PICKED)]),  # three words of the name
+    (f"{PICKED} — spare work laptop login password", []),  # four
+    (f"{PICKED} — very old laptop login password here", []),  # a linking word after a word of the name
     (f"{PICKED} the — password", [("prose-secret-near", PICKED)]),
     (f"{PICKED} — the laptop, password", [("prose-secret-near", PICKED)]),
     (f"{PICKED} — laptop — password", []),  # a link after a word of the name
     (f"{PICKED} laptop — password", []),  # a word before any link
     (f"{PICKED} ! the password", []),  # the sentence ended
+    (f"{PICKED} . — password", []),  # ... though a mark follows
+    (f"{PICKED} — used with signing secret", []),  # a word that is no part of a name
     (f"{PICKED} is. the password", [("prose-secret-near", PICKED)]),
     (f"{PICKED} the password", []),  # no mark and no linking verb before the name
     (f"{PICKED} our new password", []),
@@ -192,6 +196,8 @@ NEAR_CASES: list[tuple[str, list[tuple[str, str]]]] = [
     (f'the token, then "{RANDOM}"', [("prose-secret-bare", RANDOM)]),
     # judged by the value alone: under a password's name a chosen password, else random or with a picked symbol
     (f"the token for prod-2 {RANDOM}", [("prose-secret-near", RANDOM)]),
+    ("the token for prod-2 qZ7xK2mP9vL4", [("prose-secret-near", "qZ7xK2mP9vL4")]),  # twelve random
+    ("the token for prod-2 qZ7xK2mP9vL", []),
     (f"the token for prod-2 {PICKED}", [("prose-secret-near", PICKED)]),
     ("the token for prod-2 Bluebird?3427x", [("prose-secret-near", "Bluebird?3427x")]),  # `?`: only this rule's
     ("the token for prod-2 bluebird?3427x", [("prose-secret-near", "bluebird?3427x")]),
