@@ -345,6 +345,10 @@ EQUIVALENT: dict[str, str] = {
     "holds each session once",
     "hooks:_gemini_compress_due:return:3e6940ac": "its one caller reads it as a condition (`not ...`), where None and "
     "False agree",
+    "hooks:drop_ours:return:d6353e8a": "its one caller reads it as `drop_ours(...) or removed`, which gives `removed` "
+    "for None as for False",
+    "hooks:drop_ours:return:6cec65f4": "its one caller reads it as `drop_ours(...) or removed`, which gives `removed` "
+    "for None as for False",
     "hooks:_packet:const:3e84b106": "the Codex loop's count of renders stepped by 2 instead of 1: it is only read "
     "as whether a render came before, which either step says",
     "render:_digest_value_span:cmp:92315a7a": _DIGEST_LINE,  # line <= 0
