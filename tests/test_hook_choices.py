@@ -888,3 +888,24 @@ def test_install_over_a_duplicate_of_its_handler_keeps_every_other_group(scene: 
     settings.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     scene.cli("hooks", "install", "--harness", "claude-code")
     assert json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"] == [ours, theirs]
+
+
+def test_install_that_cannot_write_the_settings_is_refused_and_leaves_them_as_they_were(scene: Scene) -> None:
+    """A write that fails (here a file-size limit of 0 bytes, which refuses every write even to root) answers
+    `settings-unwritable` naming the file, and the settings keep their text."""
+    import resource
+
+    settings = scene.root / "user" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"model": "opus"}\n', encoding="utf-8")
+
+    def no_file_writes() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # Python ignores SIGXFSZ: a write fails with EFBIG
+
+    done = subprocess.run([sys.executable, "-m", "wheypoint", "hooks", "install", "--harness", "claude-code",
+                           "--format", "json"], cwd=scene.repo, env=scene.env, capture_output=True, text=True,
+                          timeout=60, check=False, preexec_fn=no_file_writes)  # fmt: skip
+    reply = json.loads(done.stdout)
+    assert done.returncode != 0 and reply["error"]["code"] == "settings-unwritable", done.stdout + done.stderr
+    assert str(settings) in reply["error"]["message"] and "Traceback" not in done.stderr
+    assert settings.read_text(encoding="utf-8") == '{"model": "opus"}\n'
