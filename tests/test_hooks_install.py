@@ -197,8 +197,8 @@ def test_a_file_wheypoint_created_is_removed_with_its_hooks(scratch: Scratch) ->
     assert reply["changed"] is True and reply["backup"] is None and settings.is_file()
     assert settings.read_text().startswith('{\n  "hooks": {\n    "PreCompact"') and settings.read_text().endswith("}\n")
 
-    scratch.hooks("uninstall", "--harness", "claude-code")
-    assert not settings.exists()
+    gone = scratch.hooks("uninstall", "--harness", "claude-code")
+    assert not settings.exists() and gone["changed"] is True and gone["backup"] is None
 
 
 def test_status_before_and_after(scratch: Scratch) -> None:
