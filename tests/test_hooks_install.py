@@ -567,3 +567,15 @@ def test_a_fifo_as_settings_is_refused_without_blocking(scratch: Scratch) -> Non
     os.mkfifo(scratch.home / ".claude" / "settings.json")
     done = scratch.run("hooks", "install", "--harness", "claude-code")  # the runner's timeout fails a hang
     assert done.code == 1 and done.json["error"]["code"] == "settings-unreadable", done.stdout
+
+
+def test_uninstall_from_a_file_that_was_empty_before_leaves_it_empty_again(scratch: Scratch) -> None:
+    """The person's file held `{}` before the install (so a backup was made and the file stays): the uninstall
+    writes it back without our hooks, though nothing else is left in it."""
+    settings = scratch.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    scratch.hooks("install", "--harness", "claude-code")
+    assert "hooks" in json.loads(settings.read_text())
+    gone = scratch.hooks("uninstall", "--harness", "claude-code")
+    assert gone["changed"] is True and json.loads(settings.read_text()) == {}
