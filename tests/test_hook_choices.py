@@ -852,12 +852,20 @@ def test_install_notes_say_what_the_harness_needs_for_the_scope(scene: Scene) ->
     assert len(scene.cli("hooks", "status", "--harness", "claude-code", "--scope", "project")["notes"]) == 1
 
 
-@pytest.mark.parametrize(("args", "parameter"), [(("--scope", "team"), "scope"), (("--command", "  "), "command"),
-                                                 (("--command", "run-my-hooks"), "command")])  # fmt: skip
-def test_install_refuses_a_bad_scope_or_command_as_usage_and_writes_nothing(scene: Scene, args: tuple[str, ...],
-                                                                            parameter: str) -> None:  # fmt: skip
+BAD_INSTALLS = [
+    (("--scope", "team"), "scope", "scope"),
+    (("--command", "  "), "command", "takes the command"),
+    (("--command", "run-my-hooks"), "command", "wheypoint"),
+]
+
+
+@pytest.mark.parametrize(("args", "parameter", "says"), BAD_INSTALLS)
+def test_install_refuses_a_bad_scope_or_command_as_usage_and_writes_nothing(
+    scene: Scene, args: tuple[str, ...], parameter: str, says: str
+) -> None:
     refused = scene.cli("hooks", "install", "--harness", "codex", *args, code=2)
     assert refused["error"]["code"] == "usage" and refused["error"]["parameter"] == parameter
+    assert says in refused["error"]["message"], refused["error"]["message"]
     assert not (scene.root / "user").exists()
 
 
