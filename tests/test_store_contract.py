@@ -227,6 +227,32 @@ def test_list_filters_and_grep_rank(store: Store) -> None:
     assert store.list_works(WorkQuery(projects=("other",))) == []
 
 
+def test_records_reads_the_heads_of_many_works_at_once_as_record_does(store: Store) -> None:
+    """One read for many heads (the inbox's page of gates): the same records `record` gives, a work not in the
+    store left out, a name given twice read once, and more ids than one IN list holds."""
+    from wheypoint.store.sql import IN_BATCH
+
+    seed(store, 3)
+    write(store, "w1", 2, "rev-w1-1")
+    assert store.records([]) == {}
+    got = store.records(["w2", "w1", "nowhere", "w1"])
+    assert got == {"w2": store.record("w2"), "w1": store.record("w1")} and got["w1"]["revision_number"] == 2
+    for index in range(IN_BATCH + 1):
+        write(store, f"many-{index:04d}", 1, None)
+    many = [f"many-{index:04d}" for index in range(IN_BATCH + 1)]
+    assert list(store.records(many)) == many
+
+
+def test_records_refuses_a_head_changed_in_the_store(location: str, store: Store) -> None:
+    """As `record` does: a head whose bytes changed in its row is refused `record-corrupt`, never served."""
+    seed(store, 2)
+    raw(location, "UPDATE revisions SET record_json = replace(record_json, 'w1', 'w7') WHERE revision_id = 'rev-w1-1'")
+    with pytest.raises(Refusal) as refused:
+        store.records(["w0", "w1"])
+    assert refused.value.code == "record-corrupt"
+    assert store.records(["w0"]) == {"w0": store.record("w0")}
+
+
 def test_a_store_not_made_yet_reads_as_empty(location: str) -> None:
     store = open_store(location, create=False)
     try:
@@ -247,6 +273,7 @@ _READS: dict[str, Callable[[Store], Any]] = {
     "work_of_revision": lambda s: s.work_of_revision("rev-w0-1"),
     "record": lambda s: s.record("w0"),
     "record at a revision": lambda s: s.record("w0", "rev-w0-1"),
+    "records": lambda s: s.records(["w0", "w1"]),
     "revisions": lambda s: s.revisions("w0"),
     "works_with_slug": lambda s: s.works_with_slug("retry-w0", None),
     "works_with_slug_prefix": lambda s: s.works_with_slug_prefix("retry", None, 5),

@@ -1,8 +1,8 @@
 """The person's inbox: every open gate across the store, oldest first, and the works by status and recency.
 
 `wheypoint serve` draws its first page from this, a page at a time; it reads the store through its narrow
-interface only (`open_gates`, `list_works`, `count_works`, `record`, `revisions`), so it answers the same on
-SQLite and on a team's PostgreSQL store.
+interface only (`open_gates`, `list_works`, `count_works`, `records`, `record`, `revisions`), so it answers the
+same on SQLite and on a team's PostgreSQL store.
 """
 
 from __future__ import annotations
@@ -62,9 +62,7 @@ def inbox(ctx: Context, filters: dict[str, list[str]] | None = None, gate_page: 
     store = ctx.open_store(create=False)
     try:
         gate_count, shown = store.open_gates(query, (gate_page - 1) * GATES_PER_PAGE, GATES_PER_PAGE)
-        records = {}
-        for work_id in dict.fromkeys(gate.work_id for gate in shown):
-            records[work_id] = store.record(work_id)
+        records = store.records([gate.work_id for gate in shown])
         rows = store.list_works(query._replace(offset=(page - 1) * WORKS_PER_PAGE))
         work_count = store.count_works(query)
     finally:

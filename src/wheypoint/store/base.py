@@ -56,6 +56,9 @@ class Store(Protocol):
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         """The head record of a work, or its record at an earlier revision of it."""
 
+    def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The head records of the works named, by work id, in one read (a work not in the store is left out)."""
+
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""
 

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 
+IN_BATCH = 500  # ids bound in one IN list (SQLite builds before 3.32 take at most 999 parameters)
+
+
 def dumps(value: Any) -> str:
     """A record or receipt as stored: compact JSON with sorted keys."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -218,6 +221,21 @@ class SqlStore:
                 (revision_id, work_id),
             )
         return intact_record(work_id, str(row[1]), row[2], row[0]) if row else None
+
+    def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        wanted = list(dict.fromkeys(work_ids))
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(wanted), IN_BATCH):
+            batch = wanted[start : start + IN_BATCH]
+            marks = ", ".join("?" * len(batch))
+            rows = self._rows(
+                "SELECT w.work_id, r.record_json, r.revision_id, r.record_digest FROM works w "
+                f"JOIN revisions r ON r.revision_id = w.head_revision_id WHERE w.work_id IN ({marks})",
+                tuple(batch),
+            )
+            for work_id, text, revision_id, digest in rows:
+                found[str(work_id)] = intact_record(str(work_id), str(revision_id), digest, text)
+        return found
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
