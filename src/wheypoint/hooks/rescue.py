@@ -62,18 +62,26 @@ def _session_work(store: Store, project: str, session: dict[str, str], slug: str
     works came after it and whoever wrote its head (a rescue into it keeps only the turns it does not hold yet)."""
     from wheypoint.store.rows import WorkQuery
 
-    recent = [work.work_id for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS))]
-    own = [work.work_id for work in store.works_with_slug(slug, project)]
-    for work_id, mine in [*((w, False) for w in recent), *((w, True) for w in own)]:
-        try:
-            record = store.record(work_id)
-        except Refusal as refusal:
-            if refusal.code != "record-corrupt":  # another work's damaged head must not cost this rescue
-                raise
-            continue
-        if record is not None and (mine or record.get("session") == session):
+    for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS)):
+        record = _usable_head(store, work.work_id)
+        if record is not None and record.get("session") == session:
+            return record
+    for own in store.works_with_slug(slug, project):
+        record = _usable_head(store, own.work_id)
+        if record is not None:
             return record
     return None
+
+
+def _usable_head(store: Store, work_id: str) -> dict[str, Any] | None:
+    """A work's head record, or None when it is not there or its head was changed in the store (another work's
+    damaged head must not cost this rescue)."""
+    try:
+        return store.record(work_id)
+    except Refusal as refusal:
+        if refusal.code != "record-corrupt":
+            raise
+        return None
 
 
 class Read(Record):

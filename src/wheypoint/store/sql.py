@@ -210,16 +210,11 @@ class SqlStore:
 
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         if revision_id is None:
-            row = self._one(
-                "SELECT r.record_json, r.revision_id, r.record_digest FROM works w "
-                "JOIN revisions r ON r.revision_id = w.head_revision_id WHERE w.work_id = ?",
-                (work_id,),
-            )
-        else:
-            row = self._one(
-                "SELECT record_json, revision_id, record_digest FROM revisions WHERE revision_id = ? AND work_id = ?",
-                (revision_id, work_id),
-            )
+            return self.records([work_id]).get(work_id)
+        row = self._one(
+            "SELECT record_json, revision_id, record_digest FROM revisions WHERE revision_id = ? AND work_id = ?",
+            (revision_id, work_id),
+        )
         return intact_record(work_id, str(row[1]), row[2], row[0]) if row else None
 
     def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
