@@ -1,9 +1,10 @@
-"""The PostgreSQL team store against the SQLite file: races, write throughput, lookups, and kill -9 mid-transaction."""
+"""The PostgreSQL team store against the SQLite file: races, write throughput, lookups, tool calls, kill -9."""
 
-# Four parts, each a subcommand (`all` runs them in turn, on one server), each in a module of bench/pgbench/
+# Five parts, each a subcommand (`all` runs them in turn, on one server), each in a module of bench/pgbench/
 # that says at its top what it checks: race.py (N writers on one base: exactly one commit), throughput.py (N
-# writers on N works: commits per second), lookups.py (show, list --grep, resolve at 10,000 and 100,000 works)
-# and kill.py (kill -9 mid-transaction: nothing acknowledged lost).
+# writers on N works: commits per second), lookups.py (show, list --grep, resolve at 10,000 and 100,000 works),
+# calls.py (the same and a write as tool calls of a long-lived `wheypoint mcp`, once connected) and kill.py
+# (kill -9 mid-transaction: nothing acknowledged lost).
 #
 # How. Every process runs in a clean venv holding a real install of `wheypoint[postgres]` (benchlib's
 # `ensure_venv_with("postgres")`: `python -m venv`, the project and then its `postgres` extra, psycopg from the
@@ -21,6 +22,7 @@
 #     python3 bench/pg_bench.py race [--rounds 5] [--writers 32] [--starts gate,spawn] [--kinds base,first]
 #     python3 bench/pg_bench.py throughput [--runs 5] [--writers 32]
 #     python3 bench/pg_bench.py lookups [--sizes 10000,100000] [--runs 20]
+#     python3 bench/pg_bench.py calls [--sizes 10000] [--runs 20]
 #     python3 bench/pg_bench.py kill [--rounds 200] [--backends postgresql,sqlite]
 #     python3 bench/pg_bench.py race --url postgresql://USER:PASSWORD@HOST:PORT/postgres   # an existing server
 #
@@ -37,6 +39,7 @@ import time
 from collections.abc import Sequence
 
 import benchlib as bl
+from pgbench.calls import run_calls
 from pgbench.kill import run_kill
 from pgbench.lookups import run_lookups
 from pgbench.options import PART_NAMES, defaults_of, listed, parse_args
@@ -53,9 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"interpreter {venv.base} (Python {venv.facts['python']}), venv {venv.path}, git HEAD {bl.git_head()}",
           flush=True)  # fmt: skip
     floor = bl.floors(venv)
-    runners = {"race": run_race, "throughput": run_throughput, "lookups": run_lookups, "kill": run_kill}
+    runners = {"race": run_race, "throughput": run_throughput, "lookups": run_lookups, "calls": run_calls,
+               "kill": run_kill}  # fmt: skip
     todo = [(p, defaults_of(p)) for p in PART_NAMES] if args.part == "all" else [(args.part, args)]
-    needs_server = any(p == "lookups" or "postgresql" in listed(getattr(a, "backends", "")) for p, a in todo)
+    needs_server = any(p in ("lookups", "calls") or "postgresql" in listed(getattr(a, "backends", "")) for p, a in todo)
     all_ok = True
     with postgres_server(venv, args.url) if needs_server else no_server() as server:
         for name, part_args in todo:

@@ -221,3 +221,78 @@ def test_no_password_survives_redaction(password: str) -> None:
     assert passwords_of(url) == {password}
     assert redacted(url) == "postgresql://ann:***@db.example:5432/team"
     assert password not in scrubbed(f"could not log in to {url} with {password} ({quote(password, safe='')})", url)
+
+
+def test_an_mcp_process_serves_every_call_on_one_connection_and_reconnects_when_it_is_dropped(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Reads, writes and a refused write of one `wheypoint mcp` share one server session; once the server drops
+    it between two calls, the next call connects afresh and answers as before."""
+    import json
+
+    import psycopg
+
+    repo = make_repo(tmp_path / "shop")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    env.update(WHEYPOINT_STORE=store_url, WHEYPOINT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    server = subprocess.Popen([sys.executable, "-m", "wheypoint", "mcp"], cwd=repo, env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    calls = iter(range(1, 1000))
+
+    def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
+        assert server.stdin is not None and server.stdout is not None
+        message = {"jsonrpc": "2.0", "id": next(calls), "method": "tools/call",
+                   "params": {"name": name, "arguments": arguments}}  # fmt: skip
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        result: dict[str, object] = json.loads(server.stdout.readline())["result"]
+        return result
+
+    def sessions(admin: psycopg.Connection[tuple[int]]) -> set[int]:
+        rows = admin.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'wheypoint' "
+                             "AND datname = current_database()").fetchall()  # fmt: skip
+        return {row[0] for row in rows}
+
+    intent = {"slug": "retry-backoff", "orientation": "Backoff, designed.", "next": {"move": "hold"},
+              "decisions": [{"text": "Cap at 30 s.", "rationale": "The gateway drops idle sockets."}]}  # fmt: skip
+    seen: list[set[int]] = []
+    try:
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
+            + b"\n")  # fmt: skip
+        server.stdin.flush()
+        assert b"wheypoint" in server.stdout.readline()
+        with psycopg.connect(store_url, autocommit=True) as admin:
+            first = call("checkpoint", {"intent": intent, "no_note": True})
+            assert first["isError"] is False, first
+            seen.append(sessions(admin))
+            base = first["structuredContent"]["revision_id"]  # type: ignore[index]
+            stale = call("checkpoint", {"intent": {"slug": "retry-backoff", "base_revision_id": "r" * 64}})
+            assert stale["isError"] is True
+            seen.append(sessions(admin))
+            reads = (("show", {"work": "retry-backoff"}), ("list", {"grep": ["backoff"]}),
+                     ("log", {"work": "retry-backoff"}), ("resolve", {"ref": "retry-backoff"}))  # fmt: skip
+            for name, arguments in reads:
+                done = call(name, arguments)
+                assert done["isError"] is False, (name, done)
+                seen.append(sessions(admin))
+            update = {"slug": "retry-backoff", "base_revision_id": base, "notes": "Measured on the team store."}
+            assert call("checkpoint", {"intent": update, "no_note": True})["isError"] is False
+            seen.append(sessions(admin))
+            assert len(seen[0]) == 1 and all(s == seen[0] for s in seen), seen  # one session, kept throughout
+            admin.execute("SELECT pg_terminate_backend(%s)", (next(iter(seen[0])),))
+            shown = call("show", {"work": "retry-backoff"})
+            assert shown["isError"] is False, shown
+            assert shown["structuredContent"]["record"]["revision_number"] == 2  # type: ignore[index]
+            after = sessions(admin)
+            assert len(after) == 1 and after != seen[0], (after, seen[0])
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+        assert server.stderr is not None
+        server.stderr.close()

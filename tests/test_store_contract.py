@@ -253,10 +253,32 @@ def test_records_refuses_a_head_changed_in_the_store(location: str, store: Store
     assert store.records(["w0"]) == {"w0": store.record("w0")}
 
 
+def test_history_reads_every_revision_with_its_record_and_author_at_once_as_record_does(
+    location: str, store: Store
+) -> None:
+    """A work's revisions oldest first, each the receipt `revisions` gives and the record `record` gives at it;
+    a revision whose record bytes changed in its row is refused `record-corrupt`, and another work reads on."""
+    seed(store, 2)
+    write(store, "w1", 2, "rev-w1-1")
+    write(store, "w1", 3, "rev-w1-2")
+    history = store.history("w1")
+    assert [r.receipt for r in history] == store.revisions("w1")
+    assert [r.record for r in history] == [store.record("w1", f"rev-w1-{n}") for n in (1, 2, 3)]
+    assert [r.record["revision_number"] for r in history] == [1, 2, 3] and history[-1].record == store.record("w1")
+    assert {r.author for r in history} == {None}
+    assert store.history("nowhere") == []
+    raw(location, "UPDATE revisions SET record_json = replace(record_json, 'w1', 'w7') WHERE revision_id = 'rev-w1-2'")
+    with pytest.raises(Refusal) as refused:
+        store.history("w1")
+    assert refused.value.code == "record-corrupt"
+    assert [r.record for r in store.history("w0")] == [store.record("w0")]
+
+
 def test_a_store_not_made_yet_reads_as_empty(location: str) -> None:
     store = open_store(location, create=False)
     try:
         assert store.work("w0") is None and store.record("w0") is None and store.revisions("w0") == []
+        assert store.history("w0") == []
         assert store.works_with_slug("x", None) == [] and store.works_with_slug_prefix("x", None, 5) == []
         assert store.works_with_slug_part("xyz", None, 5) == [] and store.list_works(WorkQuery(grep=("x",))) == []
     finally:
@@ -275,6 +297,7 @@ _READS: dict[str, Callable[[Store], Any]] = {
     "record at a revision": lambda s: s.record("w0", "rev-w0-1"),
     "records": lambda s: s.records(["w0", "w1"]),
     "revisions": lambda s: s.revisions("w0"),
+    "history": lambda s: s.history("w0"),
     "works_with_slug": lambda s: s.works_with_slug("retry-w0", None),
     "works_with_slug_prefix": lambda s: s.works_with_slug_prefix("retry", None, 5),
     "works_with_slug_part": lambda s: s.works_with_slug_part("etry", None, 5),

@@ -9,7 +9,7 @@ from pathlib import Path
 from pgbench.stores import BACKENDS
 from pgbench.together import STARTS
 
-PART_NAMES = ("race", "throughput", "lookups", "kill")
+PART_NAMES = ("race", "throughput", "lookups", "calls", "kill")
 
 
 def listed(text: str) -> list[str]:
@@ -46,19 +46,21 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     race.add_argument("--kinds", default="base,first", help="base (updates of one head), first (one new work), or "
                       "both (default base,first)")  # fmt: skip
     lookups = part("lookups", "show, list --grep and resolve at 10k and 100k works")
-    lookups.add_argument("--sizes", default="10000,100000", help="store sizes in works (default 10000,100000)")
-    lookups.add_argument("--runs", type=int, default=20, help="kept rounds per size (default 20)")
-    lookups.add_argument("--load-timeout", type=float, default=1800, help="seconds the import into PostgreSQL may "
-                         "take before the benchmark gives up (default 1800)")  # fmt: skip
-    lookups.add_argument("--loader", choices=("auto", "import", "batched"), default="auto",
-                         help="how the PostgreSQL store is loaded: `wheypoint import` of an export, falling back to "
-                         "a batched copy through the store API when it fails (auto), or only one")  # fmt: skip
+    calls = part("calls", "tool calls of one long-lived `wheypoint mcp` per backend, once connected")
+    for p, sizes in ((lookups, "10000,100000"), (calls, "10000")):
+        p.add_argument("--sizes", default=sizes, help=f"store sizes in works (default {sizes})")
+        p.add_argument("--runs", type=int, default=20, help="kept rounds per size (default 20)")
+        p.add_argument("--load-timeout", type=float, default=1800, help="seconds the import into PostgreSQL may "
+                       "take before the benchmark gives up (default 1800)")  # fmt: skip
+        p.add_argument("--loader", choices=("auto", "import", "batched"), default="auto",
+                       help="how the PostgreSQL store is loaded: `wheypoint import` of an export, falling back to "
+                       "a batched copy through the store API when it fails (auto), or only one")  # fmt: skip
     kill = part("kill", "kill -9 of a writer mid-transaction: nothing acknowledged lost")
     kill.add_argument("--rounds", type=int, default=200, help="kills per backend (default 200)")
     kill.add_argument("--works", type=int, default=4, help="works the writer updates in turn (default 4)")
     kill.add_argument("--seed", type=int, default=20261201, help="the random seed of where kills are aimed")
     backends(kill, "postgresql")
-    part("all", "race, throughput, lookups and kill, each with its defaults, on one server")
+    part("all", "race, throughput, lookups, calls and kill, each with its defaults, on one server")
     args = parser.parse_args(argv)
     for name in ("rounds", "runs", "writers", "works"):
         if getattr(args, name, 1) < 1:

@@ -116,15 +116,12 @@ def write_bundle(store: Store, work_ids: list[str], target: str, omitted: dict[s
         with open(works_file, "w", encoding="utf-8", newline="") as works:
             for index, work_id in enumerate(work_ids):
                 pairs = []
-                authors = store.authors(work_id)
-                for receipt in store.revisions(work_id):
-                    record = store.record(work_id, receipt["revision_id"])
-                    if record is None:
-                        raise Refusal("store-inconsistent", f"{work_id} lists {receipt['revision_id']} without it")
-                    record, receipt = redact(record, receipt, operator=operator, local=local, left_out=left_out)
+                for stored in store.history(work_id):  # one read per work, however many revisions
+                    record, receipt = redact(stored.record, stored.receipt, operator=operator, local=local,
+                                             left_out=left_out)  # fmt: skip
                     pair: dict[str, Any] = {"record": record, "revision": receipt}
-                    if authors.get(receipt["revision_id"]):
-                        pair["author"] = authors[receipt["revision_id"]]  # who wrote it, beside what the digests cover
+                    if stored.author:
+                        pair["author"] = stored.author  # who wrote it, beside what the digests cover
                     pairs.append(pair)
                 total += len(pairs)
                 first = pairs[0]["record"]

@@ -50,15 +50,16 @@ class Context:
         checkout = self.checkout
         return checkout.project_key() if checkout else normalise_key(os.path.basename(self.cwd))
 
-    # A long-running front door (`serve`) sets this: a reader's connection to a team store is then kept open for
-    # the next reader when it is closed, instead of connecting again (a connection costs more than a page).
-    keep_readers = False
+    # A long-running front door (`serve`, `mcp`) sets this: a connection to a team store is then kept open for the
+    # next reader or writer of the process when it is closed, instead of connecting again (a connection costs more
+    # than a page or a tool call).
+    keep_connections = False
 
     def open_store(self, *, create: bool) -> Store:
         """The store this environment names (see `store.open_store`); `create` only for writes."""
         from wheypoint.store import open_store
 
-        return open_store(store_location(self.environ), create=create, kept=self.keep_readers and not create)
+        return open_store(store_location(self.environ), create=create, kept=self.keep_connections)
 
     def note_roots(self) -> list[str]:
         """Where notes of this checkout live: its top folder and every other worktree, else the current folder."""

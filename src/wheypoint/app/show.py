@@ -56,11 +56,11 @@ def log(ctx: Context, ref: str) -> dict[str, Any]:
     try:
         found = find_work(ctx, store, ref)
         work = found.work
-        revisions = store.revisions(work.work_id)
-        records = [store.record(work.work_id, revision["revision_id"]) or {} for revision in revisions]
-        authors = store.authors(work.work_id)
+        history = store.history(work.work_id)  # one read, however many revisions
     finally:
         store.close()
+    revisions, records = [r.receipt for r in history], [r.record for r in history]
+    authors = {r.receipt["revision_id"]: r.author for r in history}
     texts = {e["id"]: e for e in (records[-1] if records else {}).get("entries", [])}
     chain = []
     for revision, record, before in zip(revisions, records, [{}, *records], strict=False):

@@ -360,7 +360,13 @@ def _store(command: Command, args: dict[str, Any]) -> int:
 def _mcp(command: Command, args: dict[str, Any]) -> int:
     from wheypoint.mcp.server import serve
 
-    return serve(COMMANDS, answer)
+    def kept(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
+        from wheypoint.app.context import Context  # at the first call: the server answers `initialize` before
+
+        Context.keep_connections = True  # every tool call of this process reuses the team store's connection
+        return answer(argv, stdin)
+
+    return serve(COMMANDS, kept)
 
 
 def _serve(command: Command, args: dict[str, Any]) -> int:

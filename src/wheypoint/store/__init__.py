@@ -32,9 +32,9 @@ def open_store(location: str | os.PathLike[str], *, create: bool, kept: bool = F
     """Open the store at `location`: `sqlite:///path`, `sqlite:path`, a plain file path, or `postgresql://...`.
 
     A reader (`create=False`) of a store that does not exist yet sees an empty one; only writes create it.
-    `kept`: a reader of a PostgreSQL store takes a connection an earlier kept reader left open, and leaves its
-    own open for the next one when closed (a process that serves many reads: `serve`). A SQLite file opens in
-    well under a millisecond, and its connections belong to one thread, so it ignores `kept`.
+    `kept`: the store of a PostgreSQL URL takes a connection an earlier kept store of this process left open, and
+    leaves its own open for the next one when closed (a process that serves many calls: `serve`, `mcp`). A SQLite
+    file opens in well under a millisecond, and its connections belong to one thread, so it ignores `kept`.
     """
     location = os.fspath(location)
     scheme, sep, rest = location.partition(":")
@@ -48,7 +48,7 @@ def open_store(location: str | os.PathLike[str], *, create: bool, kept: bool = F
     if scheme in ("postgresql", "postgres"):
         from wheypoint.store.postgres.backend import PostgresStore
 
-        return PostgresStore.open(location, create=create, kept=kept and not create)
+        return PostgresStore.open(location, create=create, kept=kept)
     from wheypoint.store.sqlite.backend import SqliteStore
 
     path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash

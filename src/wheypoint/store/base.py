@@ -30,6 +30,7 @@ from wheypoint.store.rows import Backlink as Backlink
 from wheypoint.store.rows import Committed as Committed
 from wheypoint.store.rows import ListedWork as ListedWork
 from wheypoint.store.rows import OpenGate as OpenGate
+from wheypoint.store.rows import Revision as Revision
 from wheypoint.store.rows import WorkQuery as WorkQuery
 from wheypoint.store.rows import WorkRef as WorkRef
 from wheypoint.store.rows import Write as Write
@@ -62,8 +63,9 @@ class Store(Protocol):
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""
 
-    def authors(self, work_id: str) -> dict[str, str | None]:
-        """Who wrote each revision of a work (None where the writer did not say), by revision id."""
+    def history(self, work_id: str) -> list[Revision]:
+        """Every revision of a work, oldest first, each with its record (verified as `record` verifies it) and its
+        author, in one read."""
 
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
         """Works whose slug is exactly this, in one project or (None) on the whole machine."""

@@ -74,6 +74,14 @@ class Committed(Record):
     warnings: list[Any]
 
 
+class Revision(Record):
+    """One revision of a work as its history reads it: the receipt, the record it wrote, and who wrote it."""
+
+    receipt: dict[str, Any]
+    record: dict[str, Any]
+    author: str | None
+
+
 class Backlink(Record):
     """A work whose head has an edge to another work: who points, with which kind, and the ref it wrote."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 from wheypoint.model.errors import Refusal
-from wheypoint.store.rows import Committed, ListedWork, WorkRef
+from wheypoint.store.rows import Committed, ListedWork, Revision, WorkRef
 from wheypoint.store.sqlparts import WORK_COLUMNS, like_escaped
 
 TYPE_CHECKING = False
@@ -236,9 +236,11 @@ class SqlStore:
         rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
         return [json.loads(row[0]) for row in rows]
 
-    def authors(self, work_id: str) -> dict[str, str | None]:
-        rows = self._rows("SELECT revision_id, author FROM revisions WHERE work_id = ?", (work_id,))
-        return {revision_id: author for revision_id, author in rows}
+    def history(self, work_id: str) -> list[Revision]:
+        rows = self._rows("SELECT revision_json, record_json, revision_id, record_digest, author FROM revisions "
+                          "WHERE work_id = ? ORDER BY number", (work_id,))  # fmt: skip
+        return [Revision(json.loads(receipt), intact_record(work_id, str(revision_id), digest, text), author)
+                for receipt, text, revision_id, digest, author in rows]  # fmt: skip
 
     # ---------------------------------------------------------------- checks (doctor: app/doctor_store.py)
 

@@ -330,7 +330,7 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
         @staticmethod
         def context() -> Context:
             fresh = Context(ctx.cwd, ctx.environ, ctx.project)
-            fresh.keep_readers = True  # a team store's reads reuse connections from one request to the next
+            fresh.keep_connections = True  # a team store's connections serve one request after another
             return fresh
 
     try:

@@ -42,10 +42,10 @@ WORK_LOCK = 0x77707772  # first key of every work's advisory lock ("wpwr"); the 
 LOCK_BUCKETS = 1024
 _BUSY_STATES = ("55P03", "40P01", "40001")  # lock_not_available, deadlock_detected, serialization_failure
 _PLACEHOLDERS: dict[str, str] = {}  # `?` statements as the driver wants them, converted once per process
-# Idle connections of kept readers, by URL (see `open(kept=True)`). A list's pop and append are atomic, so the
-# threads of one server share it without a lock; each connection is used by one reader at a time.
+# Idle connections of kept stores, by URL (see `open(kept=True)`). A list's pop and append are atomic, so the
+# threads of one server share it without a lock; each connection is used by one store at a time.
 _KEPT: dict[str, list[Any]] = {}
-KEPT_IDLE = 8  # at most this many idle connections kept per URL; a reader closing beyond it closes its own
+KEPT_IDLE = 8  # at most this many idle connections kept per URL; a store closing beyond it closes its own
 
 
 def _driver(url: str = "") -> Any:
@@ -90,15 +90,20 @@ class PostgresStore(SqlStore):
 
     @classmethod
     def open(cls, url: str, *, create: bool, kept: bool = False) -> PostgresStore:
-        """Connect; a writer (`create=True`) brings an empty or older schema up to date first. `kept` (a reader
-        only): take an idle connection a kept reader left, and leave this one for the next when closed."""
+        """Connect; a writer (`create=True`) brings an empty or older schema up to date first. `kept`: take an idle
+        connection a kept store left, and leave this one for the next when closed.
+
+        A kept connection is idle (no transaction open) when it is handed on, and every write takes its locks at
+        transaction level, so nothing of one caller's outlives its close. A taken connection has its schema version
+        checked as a fresh reader's is; a writer's empty or older schema is brought up to date by its first
+        transaction (`_transaction`), as for a fresh writer."""
         psycopg = _driver(url)
         from psycopg.conninfo import conninfo_to_dict
 
         from wheypoint.store.postgres.url import session_options
 
         store = cls(None, url)
-        store._kept = kept and not create
+        store._kept = kept
         if store._kept:
             idle = _KEPT.setdefault(url, [])
             while idle:
@@ -148,10 +153,22 @@ class PostgresStore(SqlStore):
             return None
         return int(self._conn.execute("SELECT version FROM wheypoint_schema").fetchone()[0])
 
+    def _stored_version(self) -> int | None:
+        """`_version` in one round trip, outside a transaction only: the version row is read, and a database with
+        no schema answers that the table is missing (an error inside a transaction would abort it)."""
+        psycopg = _driver()
+        try:
+            row = self._conn.execute("SELECT version FROM wheypoint_schema").fetchone()
+        except psycopg.errors.UndefinedTable:
+            return None
+        return int(row[0])
+
     def _check_version(self) -> None:
+        """Before the first read of a connection (fresh or kept, and idle): refuse a newer schema, bring an older
+        one up to date, and note whether there is one at all (a reader of an empty database sees an empty store)."""
         from wheypoint.store.postgres.migrations import SCHEMA_VERSION
 
-        found = self._version()
+        found = self._stored_version()
         self._ready = found is not None
         if found is not None and found > SCHEMA_VERSION:
             raise Refusal("runtime-behind", f"the store at {self.shown} has schema {found}; this runtime knows "
