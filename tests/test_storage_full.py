@@ -8,6 +8,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,8 +75,14 @@ def test_a_new_store_on_a_full_disk_is_storage_full(tmp_path: Path, small_disk: 
     assert "nothing was written" in error["message"]
 
 
-def test_an_io_error_with_room_left_stays_storage_error(tmp_path: Path) -> None:
-    # The kernel refuses the write (the file size limit), the disk has room: not a full disk.
+def test_an_io_error_with_room_left_stays_storage_error_and_is_answered_at_once(tmp_path: Path) -> None:
+    """The kernel refuses the write (the file size limit), the disk has room: not a full disk. Nor is it a lock
+    to wait out: the refusal comes well inside the busy timeout (the switch to WAL once retried it 15 s)."""
+    from wheypoint.store.sqlite.backend import BUSY_TIMEOUT_MS
+
+    started = time.monotonic()
     done = _run(tmp_path / "home", make_repo(tmp_path / "shop"), limit=1)
+    elapsed = time.monotonic() - started
     error = json.loads(done.stdout)["error"]
     assert done.returncode == 1 and error["code"] == "storage-error", done.stdout
+    assert elapsed < BUSY_TIMEOUT_MS / 1000 / 3, elapsed

@@ -285,7 +285,8 @@ class SqliteStore(SqlStore):
 
         The switch upgrades a read lock to a write lock, and SQLite does not call the busy handler for
         that upgrade: several processes opening a fresh store at once would be told "locked" at once.
-        So the switch is retried here, for as long as the busy timeout allows.
+        So the switch is retried here, for as long as the busy timeout allows. Only "locked" is retried: a disk
+        that is full or refuses the write answers the same at once and for good (it took the whole 15 s).
         """
         import time
 
@@ -293,8 +294,8 @@ class SqliteStore(SqlStore):
         while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             try:
                 conn.execute("PRAGMA journal_mode = WAL")
-            except sqlite3.OperationalError:
-                if time.monotonic() > deadline:
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.005)
 
