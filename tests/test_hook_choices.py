@@ -577,6 +577,19 @@ def test_a_stop_given_a_folder_for_its_transcript_says_so(scene: Scene) -> None:
     assert "transcript-unreadable" in entry["message"]
 
 
+def test_a_precompact_whose_session_has_no_id_is_refused_and_writes_nothing(scene: Scene) -> None:
+    """A payload with no session id, and a file no reader recognises (so no id comes from it either): there is
+    no work to name the rescue by, so the refusal says so (printed and logged) and the store stays unmade."""
+    transcript = scene.root / "transcripts" / "export.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(json.dumps({"role": "user", "text": "Keep the retry cap at 30 seconds."}) + "\n")
+    answer = scene.fire("PreCompact", transcript, session="", trigger="auto")
+    assert "session-not-found" in answer["systemMessage"] and "no session id" in answer["systemMessage"], answer
+    entry = scene.last()
+    assert entry["refused"] == "session-not-found" and entry["event"] == "PreCompact", entry
+    assert not (scene.home / "store.sqlite3").exists()
+
+
 @pytest.mark.parametrize("size", [STOP_GROWTH - 1, STOP_GROWTH])
 def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: Scene, size: int) -> None:
     transcript = scene.transcript([user("u1", "a prompt typed before the stop", OLD.format(0))])
