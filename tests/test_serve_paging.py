@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import BACKENDS, both_backends
+from conftest import BACKENDS, fresh_database, make_repo
 from test_serve import STORES, Server, _env, answering, cli, gated_intent, repo  # noqa: F401 (fixtures)
 from wheypoint.app import inbox
 from wheypoint.app.context import Context
@@ -35,13 +37,22 @@ class Inbox:
         return inbox_page(inbox.inbox(self.ctx, server._filters(query), gate_page, page), "csrf", self.now)
 
 
-@pytest.fixture(params=BACKENDS)
-def paged(request: pytest.FixtureRequest, tmp_path: Path, repo: Path,  # noqa: F811
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:  # fmt: skip
-    """A store of GATED gated works (the last with two gates) and CALM others, on each backend; small pages."""
-    home = tmp_path / "home"
-    url = both_backends(request)
-    if url:
+class Built:
+    """A store built once for the module on one backend: its home, checkout and (PostgreSQL) database."""
+
+    def __init__(self, home: Path, checkout: Path, url: str | None) -> None:
+        self.home, self.checkout, self.url = home, checkout, url
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    """GATED gated works (the last with two gates) and CALM others, written once per backend by the CLI: the
+    first three gates a second apart (the store keeps whole seconds), so they are the oldest, in order."""
+    root = tmp_path_factory.mktemp(f"paged-{request.param}")
+    home, checkout = root / "home", make_repo(root / "shop", {"retry.py": "10\n"})
+    url = None
+    if request.param == "postgresql":
+        url = fresh_database(request.getfixturevalue("postgres_server"), f"paged_{os.getpid()}")
         STORES[home] = url
     try:
         for index in range(GATED):
@@ -49,17 +60,65 @@ def paged(request: pytest.FixtureRequest, tmp_path: Path, repo: Path,  # noqa: F
             if index == GATED - 1:
                 intent["questions"].append({"text": "Question extra?", "gates": True, "rationale": "Also.",
                                             "owner": "ann"})  # fmt: skip
-            cli(home, repo, "checkpoint", "-", stdin=json.dumps(intent))
+            cli(home, checkout, "checkpoint", "-", stdin=json.dumps(intent))
             if index < 3:
-                time.sleep(1.05)  # the store keeps whole seconds: the first three gates are the oldest, in order
+                time.sleep(1.05)
         for index in range(CALM):
-            cli(home, repo, "checkpoint", f"calm-{index}", "--orientation", f"Calm {index}.", "--next", "hold",
+            cli(home, checkout, "checkpoint", f"calm-{index}", "--orientation", f"Calm {index}.", "--next", "hold",
                 "--notes", "N.")  # fmt: skip
-        monkeypatch.setattr(inbox, "GATES_PER_PAGE", 3)
-        monkeypatch.setattr(inbox, "WORKS_PER_PAGE", 4)
-        yield Inbox(Context(cwd=str(repo), environ=_env(home)))
+        yield Built(home, checkout, url)
     finally:
         STORES.pop(home, None)
+        if url:
+            drop_database(request.getfixturevalue("postgres_server"), url)
+
+
+@pytest.fixture
+def paged(built: Built, request: pytest.FixtureRequest, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:  # fmt: skip
+    """The built store, copied for this test (one test alters its schema), read in process; small pages."""
+    home = tmp_path / "home"
+    if built.url is None:
+        home.mkdir()
+        source = sqlite3.connect(built.home / "store.sqlite3")
+        target = sqlite3.connect(home / "store.sqlite3")
+        try:
+            source.backup(target)
+        finally:
+            source.close()
+            target.close()
+    else:
+        STORES[home] = copied_database(request.getfixturevalue("postgres_server"), built.url, tmp_path.name)
+    try:
+        monkeypatch.setattr(inbox, "GATES_PER_PAGE", 3)
+        monkeypatch.setattr(inbox, "WORKS_PER_PAGE", 4)
+        yield Inbox(Context(cwd=str(built.checkout), environ=_env(home)))
+    finally:
+        copy = STORES.pop(home, None)
+        if copy:
+            drop_database(request.getfixturevalue("postgres_server"), copy)
+
+
+def drop_database(server: str, url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{url.rpartition("/")[2].partition("?")[0]}" WITH (FORCE)')
+
+
+def copied_database(server: str, url: str, label: str) -> str:
+    """A new database on the server made from the one at `url` (its template), and the new one's URL."""
+    import hashlib
+
+    import psycopg
+
+    name = "c_" + hashlib.sha256(f"{label}-{os.getpid()}".encode()).hexdigest()[:16]
+    template = url.rpartition("/")[2].partition("?")[0]
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    head, _, tail = server.rpartition("/")
+    return f"{head}/{name}" + ("?" + tail.partition("?")[2] if "?" in tail else "")
 
 
 def links(body: str, rel: str) -> list[str]:
