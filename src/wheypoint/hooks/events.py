@@ -34,6 +34,7 @@ import sys
 
 from wheypoint.app.context import Context, TranscriptChoice
 from wheypoint.hooks import state as memory
+from wheypoint.hooks import unchanged
 from wheypoint.model.canonical import lone_surrogate
 from wheypoint.model.errors import Refusal
 from wheypoint.model.shapes import count_of
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from wheypoint.hooks.rescue import Rescued
 
 # Each harness's event name -> the event wheypoint handles.
 EVENTS = {
@@ -299,23 +299,30 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
             compacting: bool = False) -> None:  # fmt: skip
     """Take the rescue and note it in the hooks' state; `compacting`: the session is about to compact, so the
     packets it had before leave the model's context (SessionStart's `_repeats` reads when)."""
-    from wheypoint.hooks.rescue import rescue
-
     choice = _choice(harness, payload)
-    located = choice.locate(ctx)
     project = ctx.project_key()
     state = memory.load(ctx.environ, project)
-    key = f"{located.harness}:{located.session_id}"
-    facts = memory.session_state(state, key)
-    done = _unchanged(located.path, facts, key)
+    # A payload that names its transcript and session outright is checked against the last rescue first: a
+    # session with nothing new costs neither locating (which reads the transcript's head) nor the rescue's code.
+    named = unchanged.named(harness, payload)
+    done = unchanged.unchanged(named[0], memory.session_state(state, named[1]), named[1]) if named else None
+    path = named[0] if named else ""
     if done is None:
-        done = rescue(ctx, choice, trigger=trigger, mark=facts.get("read"))
-        facts = memory.session_state(state, done.session)
-        facts["read"] = done.read
-        if done.work_id:
-            facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
-                                "revision_number": done.revision_number}  # fmt: skip
-    facts["size"] = _size(located.path)
+        from wheypoint.hooks.rescue import rescue
+
+        located = choice.locate(ctx)
+        path, key = located.path, f"{located.harness}:{located.session_id}"
+        facts = memory.session_state(state, key)
+        done = unchanged.unchanged(path, facts, key)
+        if done is None:
+            done = rescue(ctx, choice, trigger=trigger, mark=facts.get("read"))
+            facts = memory.session_state(state, done.session)
+            facts["read"] = done.read
+            if done.work_id:
+                facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
+                                    "revision_number": done.revision_number}  # fmt: skip
+    facts = memory.session_state(state, done.session)
+    facts["size"] = unchanged.size(path)
     if compacting:
         memory.session_state(state, _session_key(harness, payload))["compacted"] = _now()
     if done.work_id:
@@ -334,29 +341,6 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
     if done.warning:  # no prompt found because the reader may not know the format: said, not kept silent
         answer.log["warning"] = done.warning
         answer.message = (answer.message or "wheypoint") + f"; {done.warning['code']}: {done.warning['message']}"
-
-
-def _unchanged(path: str, facts: dict[str, Any], session: str) -> Rescued | None:
-    """The last rescue of the session again, when its transcript has not changed by one byte since: nothing can
-    have happened in the session (an agent's own checkpoint writes to it too), so neither the store nor the
-    transcript needs reading. None when anything may be new."""
-    from wheypoint.hooks.rescue import Rescued
-    from wheypoint.transcripts.lines import resume_point
-
-    mark, last = facts.get("read"), facts.get("rescued")
-    if not isinstance(last, dict) or not isinstance(mark, dict) or _size(path) != mark.get("offset"):
-        return None
-    if resume_point(path, mark) is None:
-        return None
-    return Rescued(last.get("work_id"), last.get("slug"), last.get("revision_id"), last.get("revision_number"), 0,
-                   (), session, mark)  # fmt: skip
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
@@ -379,7 +363,7 @@ def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answ
 def _grown(ctx: Context, harness: str, payload: dict[str, Any], path: str) -> bool:
     """Whether the session's transcript grew by STOP_GROWTH since its last rescue (the size the state remembers)."""
     seen = memory.load(ctx.environ, ctx.project_key()).get("sessions", {}).get(_session_key(harness, payload), {})
-    return _size(path) - int(seen.get("size", 0)) >= STOP_GROWTH
+    return unchanged.size(path) - int(seen.get("size", 0)) >= STOP_GROWTH
 
 
 def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
