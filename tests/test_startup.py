@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, make_repo
+from wheypoint.hooks.events import STOP_GROWTH
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -170,32 +171,37 @@ def test_a_command_loads_only_what_it_needs(world: dict[str, str], name: str) ->
     assert not heavy, f"{name} loads heavy standard modules: {sorted(heavy)}"
 
 
-def test_a_precompact_with_nothing_new_reads_no_transcript_and_loads_no_reader_store_or_scan(
-    world: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize("event", ["PreCompact", "Stop"])
+def test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_store(
+    world: dict[str, str], tmp_path: Path, event: str
 ) -> None:
-    """Once a session is rescued, a PreCompact whose transcript has not changed by a byte answers from the hooks'
-    state alone: the transcript readers, the store's backend, the checkpoint and the renderer stay unloaded (the
-    log's scrub and the store's location are all it needs beyond the state)."""
+    """Once a session is rescued, a PreCompact whose transcript has not changed by a byte, or a Stop whose
+    transcript grew too little, answers from the hooks' state alone: the transcript readers, the store's backend,
+    the checkpoint and the renderer stay unloaded (the log's scrub and the store's location are all it needs)."""
     home = tmp_path / "home"
     transcript = tmp_path / "s1.jsonl"
     transcript.write_bytes(Path(world["transcript"]).read_bytes())
     payload = json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": world["repo"],
                           "hook_event_name": "PreCompact", "trigger": "auto"})  # fmt: skip
     env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(home), "HOME": str(home)}
-    argv = [sys.executable, "-S", "-c", _PROBE, str(SRC), "hook", "PreCompact", "--harness", "claude-code"]
 
-    def fire() -> tuple[str, set[str]]:
-        done = subprocess.run(argv, input=payload, cwd=world["repo"], env=env, capture_output=True, text=True,
+    def fire(name: str = "PreCompact") -> tuple[str, set[str]]:
+        argv = [sys.executable, "-S", "-c", _PROBE, str(SRC), "hook", name, "--harness", "claude-code"]
+        stdin = payload.replace('"PreCompact"', f'"{name}"')
+        done = subprocess.run(argv, input=stdin, cwd=world["repo"], env=env, capture_output=True, text=True,
                               timeout=60, check=False)  # fmt: skip
         return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1])["modules"])
 
     first, loaded = fire()
     assert "kept 5 turn(s) verbatim" in first and "wheypoint.transcripts.discovery" in loaded, first
-    again, loaded = fire()
+    again, loaded = fire(event)
     assert json.loads(again) == {}, again
     unwanted = {"wheypoint.transcripts.discovery", "wheypoint.transcripts.claude", "wheypoint.app.checkpoint",
                 "wheypoint.model.kernel", "wheypoint.notes.render", *(_STORE - {"wheypoint.store"})}  # fmt: skip
     assert not loaded & unwanted, sorted(loaded & unwanted)
-    transcript.write_bytes(transcript.read_bytes() + b"\n")  # one byte more: located and read again
-    _, loaded = fire()
+    if event == "Stop":  # a Stop waits for the transcript to grow by STOP_GROWTH
+        transcript.write_bytes(transcript.read_bytes() + b"\n" * STOP_GROWTH)
+    else:  # one byte more: located and read again
+        transcript.write_bytes(transcript.read_bytes() + b"\n")
+    _, loaded = fire(event)
     assert "wheypoint.transcripts.discovery" in loaded

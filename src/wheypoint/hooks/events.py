@@ -37,6 +37,7 @@ from wheypoint.hooks import state as memory
 from wheypoint.hooks import unchanged
 from wheypoint.model.canonical import lone_surrogate
 from wheypoint.model.errors import Refusal
+from wheypoint.model.regular import is_regular
 from wheypoint.model.shapes import count_of
 
 TYPE_CHECKING = False
@@ -345,6 +346,10 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
 
 def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answer: _Answer) -> None:
     if payload.get("stop_hook_active"):  # a stop hook already made the agent go on: do not stack another rescue
+        return
+    named = unchanged.named(harness, payload)
+    if named and is_regular(named[0]) and not _grown(ctx, harness, payload, named[0]):
+        answer.log["skipped"] = "transcript grew too little since the last rescue"  # known without locating it
         return
     try:
         path = _choice(harness, payload).locate(ctx).path
