@@ -447,6 +447,8 @@ def run_tests(scratch: Path, group: Group, timeout: float, extra: tuple[str, ...
         child.communicate()
         return "timeout", time.monotonic() - started, ""
     tail = "\n".join(out.decode("utf-8", "replace").strip().splitlines()[-15:])
+    if child.returncode < 0:  # ended by a signal: the code under test broke the process (a timer left armed)
+        return "failed", time.monotonic() - started, f"{tail}\n(pytest ended by signal {-child.returncode})"
     if child.returncode not in (0, 1, 2):  # 1: a test failed; 2: one could not even be collected (import error)
         # No test ran (5), or pytest itself failed (3, 4): no verdict, and every mutant would look killed.
         named = ", ".join(group.tests)
@@ -533,6 +535,16 @@ def report(tallies: dict[str, Tally], sample: int, seed: int, command: str, meas
     return "\n".join(lines) + "\n"
 
 
+def _shard(parser: argparse.ArgumentParser, text: str) -> tuple[int, int] | None:
+    """(K, N) of `--shard K/N`, or None without one."""
+    if not text:
+        return None
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        parser.error(f"--shard takes K/N with 1 <= K <= N, not {text!r}")
+    return int(k), int(n)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--groups", default=",".join(DEFAULT_GROUPS), help=f"comma-separated, of {sorted(GROUPS)}")
@@ -549,7 +561,10 @@ def main(argv: list[str] | None = None) -> int:
         help="a test to leave out (pytest's --deselect), e.g. one that fails for a reason of its own",
     )
     parser.add_argument("--working-tree", action="store_true", help="the files on disk, not the commit at HEAD")
+    parser.add_argument("--shard", default="", metavar="K/N", help="run every N-th chosen mutant from the K-th (1 to "
+                        "N), to spread one run over N processes; each writes its own report")  # fmt: skip
     args = parser.parse_args(argv)
+    shard = _shard(parser, args.shard)
     names = [args.list] if args.list else sorted({i.split(":", 1)[0] for i in args.only}) or args.groups.split(",")
     unknown = [n for n in names if n not in GROUPS]
     if unknown:
@@ -569,6 +584,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             found = group_mutants(name, scratch)
             chosen = [m for m in found if m.id in set(args.only)] if args.only else pick(found, args.sample, args.seed)
+            if shard:
+                chosen = chosen[shard[0] - 1 :: shard[1]]
             extra = tuple(f"--deselect={node}" for node in args.deselect)
             tally = run_group(name, scratch, found, chosen, args.verbose, extra)
             if tally is None:
@@ -579,7 +596,8 @@ def main(argv: list[str] | None = None) -> int:
             text = report(tallies, sample, args.seed, command, measured, args.deselect)
             if not args.only:  # after each group, so a long run interrupted keeps what it measured
                 RESULTS.mkdir(parents=True, exist_ok=True)
-                (RESULTS / "mutation.md").write_text(text, encoding="utf-8")
+                named = f"mutation-shard-{shard[0]}-of-{shard[1]}.md" if shard else "mutation.md"
+                (RESULTS / named).write_text(text, encoding="utf-8")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(text)
