@@ -90,7 +90,7 @@ GROUPS: dict[str, Group] = {
     # What the hooks choose and write first (one process per hook call, no pyz), then the incremental read's, the
     # packets' and Gemini's own tests; the install tests pin settings.py and install.py.
     "hooks": Group(
-        tuple(f"src/wheypoint/hooks/{name}.py" for name in ("rescue", "events", "state", "settings", "install")),
+        tuple(f"src/wheypoint/hooks/{n}.py" for n in ("rescue", "events", "unchanged", "state", "settings", "install")),
         (
             "tests/test_hook_choices.py",
             "tests/test_rescue_incremental.py",
@@ -104,6 +104,8 @@ GROUPS: dict[str, Group] = {
             "tests/test_always_answer.py::test_a_hook_past_its_deadline_answers_says_what_it_skipped_and_exits_0",
             "tests/test_always_answer.py::test_a_rescue_cut_by_its_deadline_leaves_the_store_whole_and_the_next_hook_works",
             "tests/test_always_answer.py::test_a_hook_given_no_regular_transcript_answers_at_once",
+            # what a hook with nothing new leaves unloaded: the fast paths of unchanged.py, run as a harness runs them
+            "tests/test_startup.py::test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_store",
         ),
     ),
     # The note a record renders to, and the escapes that keep it inert for every reader: the pins of what render
@@ -143,8 +145,9 @@ _FLOAT_EDGE = (
 _OFFSETS = "the block table only shortens the count of characters before a byte offset: "
 _WINDOW = "windows are widened to whole lines after merging: "
 _VANISHED = (
-    "a transcript that is not there is refused (transcript-missing) when it is located, before any size is taken: "
-    "getsize fails only when the file vanishes between the two calls"
+    "a size that cannot be taken (0 for a file not there) is compared only with a read mark's offset, where "
+    "resume_point then fails to open the same file too, or after the file was found regular or located (a missing "
+    "one is refused transcript-missing): getsize fails there only when the file vanishes between the two calls"
 )
 _LOGGED_MS = (
     "the milliseconds a hook call took, as hook.log gives them to a person: nothing reads them back (doctor reads "
@@ -314,8 +317,8 @@ EQUIVALENT: dict[str, str] = {
     "credentials:_check_prose_reversed:return:0e870bee": _AS_CONDITION,
     "hooks:_after:const:c8d5e767": "a turn's time cut at 20 characters instead of 19 compares the same with "
     "`since[:19]`: equal first 19 characters make the longer string the greater, different ones decide alone",
-    "hooks:_size:return:1e03d810": _VANISHED,
-    "hooks:_size:const:ce4a0122": _VANISHED,
+    "hooks:size:return:52c298d8": _VANISHED,
+    "hooks:size:const:e168c313": _VANISHED,
     "hooks:save:const:4dae8ea2": _STATE_FORM,  # ensure_ascii=True
     "hooks:save:const:f4edf556": _STATE_FORM,  # indent=2
     "hooks:save:const:c6fe895a": _STATE_FORM,  # sort_keys=False
@@ -337,7 +340,10 @@ EQUIVALENT: dict[str, str] = {
     "hooks:_repeats:cmp:67a071be": "a copy exactly REPEAT_WINDOW seconds old to the float: `<` and `<=` part only then",
     "hooks:_arm:cmp:4c12ee54": "the watch takes `signal` where `_signal` is loaded, which it always is at start-up: "
     "`signal` wraps the same setitimer and signal functions, at the cost of an import",
-    "hooks:_session_work:raise:c980613d": "a refusal other than record-corrupt is the store's own (busy, I/O, a "
+    "hooks:run_hook:const:95869063": "the flag that keeps the deadline's handler from answering a second time is "
+    "read only by a timer that rings between setting it and disarming the timer, the next statement: no test can "
+    "aim a signal between two bytecodes",
+    "hooks:_usable_head:raise:ed8056e8": "a refusal other than record-corrupt is the store's own (busy, I/O, a "
     "damaged schema): swallowed, the rescue goes on to its checkpoint, which reads the same store and is refused the "
     "same way, so the hook answers and logs the same refusal, only later",
     "hooks:_user_prompt:return:00867960": "for Gemini the lines after the return deliver the pending packet again: "
