@@ -15,19 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import benchlib as bl
-from pgbench.load import Load, postgres_world
+from pgbench.load import Load, both_worlds
 from pgbench.options import listed
 from pgbench.report import NAMES, median, report_head
-from pgbench.server import Server, drop_database
+from pgbench.server import Server
 
 GOAL = 1.5  # PostgreSQL / SQLite per call, once connected
 INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pg_bench", "version": "1"}}
@@ -157,18 +154,10 @@ def run_calls(args: argparse.Namespace, venv: bl.Venv, server: Server | None, fl
     results: list[CallResult] = []
     for size in sizes:
         source, _ = sources[size]
-        with tempfile.TemporaryDirectory(prefix="wheypoint-pgcalls-") as tmp:
-            root = Path(tmp)
-            (root / "sqlite").mkdir()
-            sq_world = bl.make_world(root / "sqlite", venv, source)
-            pg_world, database, load = postgres_world(venv, server, size, source, root / "postgresql", args)
-            try:
-                print(f"calls: measuring {size:,} works ...", file=sys.stderr, flush=True)
-                result = CallResult(size, load)
-                call_rounds(venv, {"sqlite": sq_world, "postgresql": pg_world}, args.runs, result)
-                results.append(result)
-            finally:
-                drop_database(venv, server, database)
+        with both_worlds(venv, server, size, source, args, "calls") as (worlds, load):
+            result = CallResult(size, load)
+            call_rounds(venv, worlds, args.runs, result)
+            results.append(result)
     text, ok = calls_report(args, venv, floor, server, results, time.perf_counter() - started)
     return text, ok
 

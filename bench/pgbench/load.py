@@ -11,12 +11,15 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import benchlib as bl
-from pgbench.server import Server, fresh_database, pg_sql
+from pgbench.server import Server, drop_database, fresh_database, pg_sql
 from pgbench.together import reply_of
 
 
@@ -96,3 +99,22 @@ def postgres_world(venv: bl.Venv, server: Server, size: int, source: Path | None
     generated = world.works - len(bl.TARGETS_WORKS)
     world.grep_hits = len(bl.grep_indices(generated)) + 1 if generated else 1
     return world, name, load
+
+
+@contextmanager
+def both_worlds(venv: bl.Venv, server: Server, size: int, source: Path | None, args: argparse.Namespace,
+                part: str) -> Iterator[tuple[dict[str, bl.World], Load]]:  # fmt: skip
+    """The SQLite world and the PostgreSQL world of one generated store, in a scratch folder, holding the same
+    works (checked); the PostgreSQL database is dropped on the way out."""
+    with tempfile.TemporaryDirectory(prefix=f"wheypoint-pg{part}-") as tmp:
+        root = Path(tmp)
+        (root / "sqlite").mkdir()
+        sq_world = bl.make_world(root / "sqlite", venv, source)
+        pg_world, database, load = postgres_world(venv, server, size, source, root / "postgresql", args)
+        try:
+            if sq_world.works != pg_world.works:
+                raise SystemExit(f"SQLite holds {sq_world.works} works, PostgreSQL {pg_world.works}")
+            print(f"{part}: measuring {size:,} works ...", file=sys.stderr, flush=True)
+            yield {"sqlite": sq_world, "postgresql": pg_world}, load
+        finally:
+            drop_database(venv, server, database)

@@ -11,17 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import benchlib as bl
 import find_bench
-from pgbench.load import Load, postgres_world
+from pgbench.load import Load, both_worlds
 from pgbench.options import listed
 from pgbench.report import report_head
-from pgbench.server import Server, drop_database
+from pgbench.server import Server
 
 FLAT_TARGET = 1.5  # PostgreSQL's ratio at the largest store within this factor of its ratio at the smallest
 
@@ -89,22 +87,11 @@ def run_lookups(args: argparse.Namespace, venv: bl.Venv, server: Server | None, 
     for size in sizes:
         source, how = sources[size]
         part_started = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="wheypoint-pglookups-") as tmp:
-            root = Path(tmp)
-            (root / "sqlite").mkdir()
-            sq_world = bl.make_world(root / "sqlite", venv, source)
-            pg_world, database, load = postgres_world(venv, server, size, source, root / "postgresql", args)
-            try:
-                worlds = {"sqlite": sq_world, "postgresql": pg_world}
-                if sq_world.works != pg_world.works:
-                    raise SystemExit(f"SQLite holds {sq_world.works} works, PostgreSQL {pg_world.works}")
-                print(f"lookups: measuring {size:,} works ...", file=sys.stderr, flush=True)
-                result = LookupResult(size, {b: w.works for b, w in worlds.items()}, how, load, bl.Series("baseline"),
-                                      {label: bl.Series(label) for label in _FLOORS}, {}, {})  # fmt: skip
-                lookup_rounds(venv, worlds, args.runs, result)
-                results.append(result)
-            finally:
-                drop_database(venv, server, database)
+        with both_worlds(venv, server, size, source, args, "lookups") as (worlds, load):
+            result = LookupResult(size, {b: w.works for b, w in worlds.items()}, how, load, bl.Series("baseline"),
+                                  {label: bl.Series(label) for label in _FLOORS}, {}, {})  # fmt: skip
+            lookup_rounds(venv, worlds, args.runs, result)
+            results.append(result)
         print(f"  {size:,} works took {time.perf_counter() - part_started:.0f} s", file=sys.stderr, flush=True)
     # An import that failed is the backend's failure, even when the batched copy let the lookups be measured.
     ok = not any(r.load.import_error for r in results)
