@@ -56,6 +56,16 @@ class Reply:
         return json.loads(self.stdout)
 
 
+def reap(process: subprocess.Popen[bytes]) -> None:
+    """Kill a server process a test started if it is still running, wait for it, and close its pipes."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
     return done.stdout.strip()

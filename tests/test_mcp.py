@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, RUNTIMES, make_repo, missing, runtime_argv
+from conftest import ROOT, RUNTIMES, make_repo, missing, reap, runtime_argv
 from wheypoint import __version__
 from wheypoint.model.contract import CONTRACTS
 
@@ -348,12 +348,7 @@ def test_stdout_carries_nothing_but_replies_and_each_comes_before_the_next_reque
         assert process.wait(timeout=30) == 0
         assert process.stdout.read() == b""  # nothing after the last reply
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stdout.close()
-        assert process.stderr is not None
-        process.stderr.close()
+        reap(process)
 
 
 def test_stray_output_of_a_command_goes_to_stderr_never_into_the_protocol(tmp_path: Path) -> None:

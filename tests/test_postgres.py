@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import BASE_PYTHON, Runner, make_repo
+from conftest import BASE_PYTHON, Runner, make_repo, reap
 
 FIRST = ["checkpoint", "retry-backoff", "--orientation", "Backoff, designed.", "--next", "hold", "--no-note",
          "--decision", "Cap at 30 s.", "--rationale", "The gateway drops idle sockets."]  # fmt: skip
@@ -290,9 +290,4 @@ def test_an_mcp_process_serves_every_call_on_one_connection_and_reconnects_when_
         server.stdin.close()
         assert server.wait(timeout=30) == 0
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        server.stdout.close()
-        assert server.stderr is not None
-        server.stderr.close()
+        reap(server)
