@@ -141,6 +141,30 @@ def test_a_schema_newer_than_the_runtime_is_refused(wp: Runner, store_url: str) 
         assert done.code == 1 and done.json["error"]["code"] == "runtime-behind", done.stdout
 
 
+def test_a_kept_connection_prepares_no_statement_so_each_lookup_is_planned_with_its_values(store_url: str) -> None:
+    """A long-lived process's lookups by prefix and substring, run often on one kept connection, leave no prepared
+    statement behind: a prepared one would get the server's generic plan, which scans every work for a LIKE."""
+    from wheypoint.store import open_store
+    from wheypoint.store.postgres.backend import PostgresStore
+
+    writer = open_store(store_url, create=True)
+    writer.close()
+    for _ in range(12):
+        store = open_store(store_url, create=False, kept=True)
+        try:
+            assert store.works_with_slug_prefix("retry-", None, 21) == []
+            assert store.works_with_slug_part("quokka", None, 21) == []
+            assert store.works_with_slug("retry-backoff", None) == []
+        finally:
+            store.close()
+    store = open_store(store_url, create=False, kept=True)
+    try:
+        assert isinstance(store, PostgresStore)
+        assert store._rows("SELECT count(*) FROM pg_prepared_statements", ()) == [(0,)]
+    finally:
+        store.close()
+
+
 def test_first_openers_of_an_empty_database_migrate_it_once(store_url: str) -> None:
     from wheypoint.store import open_store
     from wheypoint.store.postgres.migrations import SCHEMA_VERSION
