@@ -206,3 +206,18 @@ def test_every_data_file_of_the_package_is_installed() -> None:
             if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]  # fmt: skip
     assert data, "the package has a data file (hooks/opencode_plugin.ts) that this test should see"
     assert [name for name in data if not any(fnmatch.fnmatch(name, glob) for glob in globs)] == []
+
+
+def test_docs_testing_lists_each_hooks_equivalent_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/testing.md's table of the hooks group's equivalents names exactly the hooks entries of the runner's
+    EQUIVALENT, each with the reason the runner holds (issue 24: each equivalent listed with its reason)."""
+    import re
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import mutation
+
+    table = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split("**The hooks group's equivalents**")[1]
+    rows = dict(re.findall(r"^\| `(hooks:[^`]+)` \| `[^`]+` \| `.*?` \| (.+) \|$", table, re.MULTILINE))
+    wanted = {k: v for k, v in mutation.EQUIVALENT.items() if k.startswith("hooks:")}
+    assert set(rows) == set(wanted)
+    assert all(rows[k] == v.replace("|", "\\|") for k, v in wanted.items())
