@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,3 +189,49 @@ def test_disarming_the_watch_stops_its_timer_and_gives_back_the_handler_there_wa
     disarm()
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) == before
     assert rang == []
+
+
+# The instant no real timer can be aimed at: the deadline ringing after the answer has started on its way out (the
+# flag set, the timer not yet disarmed). A stand-in for `_arm` rings it exactly then, in a process of its own,
+# since an answer given by the deadline ends the process at once.
+_RING_AT_DISARM = """
+import json, sys
+from wheypoint.hooks import events
+
+def arm(seconds, expire):
+    def disarm():
+        expire(seconds)  # the timer rings as the call disarms it: after the answer began
+    return disarm
+
+events._arm = arm
+sys.stdin = open(sys.argv[1])
+code = events.run_hook({"event": "SessionStart", "harness": "claude-code", "budget": None})
+print("RETURNED", code)
+"""
+
+
+def test_a_deadline_that_rings_once_the_answer_has_begun_leaves_it_be(tmp_path: Path) -> None:
+    """The answer already on its way out is the one given: one reply, the call's own, and run_hook returns."""
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps({"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    env.update(WHEYPOINT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    done = subprocess.run([sys.executable, "-c", _RING_AT_DISARM, str(payload)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and lines[-1] == "RETURNED 0", done.stdout + done.stderr
+    assert [json.loads(line) for line in lines[:-1]] == [{}], done.stdout  # no "stopped at its deadline" reply
+    log = (tmp_path / "home" / "hooks" / "hook.log").read_text(encoding="utf-8").splitlines()
+    assert len(log) == 1 and "deadline" not in json.loads(log[0]), log
+
+
+def test_the_deadlines_handler_does_nothing_once_the_answer_has_begun(tmp_path: Path) -> None:
+    """Called with the answer already going out, `_expired` neither prints nor logs nor ends the process."""
+    probe = ("import sys\nfrom wheypoint.hooks import events\nanswer = events._Answer()\nanswer.answering = True\n"
+             "events._expired('claude-code', 'PreCompact', answer, 0.0, 1.0)\nprint('RETURNED')\n")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    env.update(WHEYPOINT_HOME=str(tmp_path / "home"), HOME=str(tmp_path / "user"))
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "RETURNED\n", done.stdout + done.stderr
+    assert not (tmp_path / "home" / "hooks" / "hook.log").exists()
