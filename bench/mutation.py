@@ -340,6 +340,8 @@ EQUIVALENT: dict[str, str] = {
     "hooks:_repeats:cmp:67a071be": "a copy exactly REPEAT_WINDOW seconds old to the float: `<` and `<=` part only then",
     "hooks:_arm:cmp:4c12ee54": "the watch takes `signal` where `_signal` is loaded, which it always is at start-up: "
     "`signal` wraps the same setitimer and signal functions, at the cost of an import",
+    "hooks:_expired:const:09953595": "the deadline's handler marks the answer as going out, but the timer rings "
+    "once (setitimer with no interval) and the handler ends the process: nothing reads the flag after it",
     "hooks:_usable_head:raise:ed8056e8": "a refusal other than record-corrupt is the store's own (busy, I/O, a "
     "damaged schema): swallowed, the rescue goes on to its checkpoint, which reads the same store and is refused the "
     "same way, so the hook answers and logs the same refusal, only later",

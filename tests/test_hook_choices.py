@@ -619,6 +619,24 @@ def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: 
     assert scene.last()["kept"] == 2 and list(kept(scene.record(OURS))) == ["u1", "u2", "u3"]
 
 
+def test_a_precompact_with_nothing_new_keeps_the_transcripts_size_for_the_next_stop(scene: Scene) -> None:
+    """The PreCompact that finds nothing new from the read mark alone still notes the transcript's size, which a
+    Stop's growth is measured from: a Stop right after it finds no growth and rescues nothing."""
+    transcript = scene.transcript([user("u1", "a prompt typed before the compaction", OLD.format(0))])
+    with transcript.open("ab") as handle:
+        handle.write(padding(2 * STOP_GROWTH))
+    size = transcript.stat().st_size
+    assert "kept 1 turn(s)" in scene.fire("PreCompact", transcript, trigger="auto")["systemMessage"]
+    facts = scene.state()["sessions"][f"claude-code:{SID}"]
+    facts["size"] = 0  # as if the last size noted had been lost: the nothing-new call below notes it again
+    (scene.home / "hooks" / "shop.json").write_text(json.dumps({**scene.state(), "sessions": {
+        **scene.state()["sessions"], f"claude-code:{SID}": facts}}), encoding="utf-8")  # fmt: skip
+    assert scene.fire("PreCompact", transcript, trigger="auto") == {}
+    assert scene.state()["sessions"][f"claude-code:{SID}"]["size"] == size
+    assert scene.fire("Stop", transcript, stop_hook_active=False) == {}
+    assert scene.last()["skipped"] == "transcript grew too little since the last rescue", scene.last()
+
+
 # ---- what run_hook reads from the payload and the command line
 
 
