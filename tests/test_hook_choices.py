@@ -619,6 +619,15 @@ def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: 
     assert scene.last()["kept"] == 2 and list(kept(scene.record(OURS))) == ["u1", "u2", "u3"]
 
 
+def test_a_stop_whose_payload_names_no_session_is_located_and_still_waits_for_stop_growth(scene: Scene) -> None:
+    """Without a session id the payload's path alone is not enough to know the session: the Stop locates it and
+    measures the growth the same way, so a small transcript is still left for later, with no store made."""
+    transcript = scene.transcript([user("u1", "a prompt typed before the stop", OLD.format(0))])
+    assert scene.fire("Stop", transcript, session="", stop_hook_active=False) == {}
+    assert scene.last()["skipped"] == "transcript grew too little since the last rescue", scene.last()
+    assert not (scene.home / "store.sqlite3").exists()
+
+
 def test_a_precompact_with_nothing_new_keeps_the_transcripts_size_for_the_next_stop(scene: Scene) -> None:
     """The PreCompact that finds nothing new from the read mark alone still notes the transcript's size, which a
     Stop's growth is measured from: a Stop right after it finds no growth and rescues nothing."""
