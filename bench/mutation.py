@@ -412,8 +412,15 @@ class Tally:
 
 
 def scratch_copy(working_tree: bool) -> Path:
-    """A copy of what the tests need, taken now (HEAD's, or the files on disk): later edits do not reach this run."""
-    folder = Path(tempfile.mkdtemp(prefix="wheypoint-mutation-"))
+    """A copy of what the tests need, taken now (HEAD's, or the files on disk): later edits do not reach this run.
+
+    It is a folder `wheypoint` in a scratch folder of its own, beside a link to the checkout's `../shared` when
+    there is one: the tests that read the corpus run then (without it they skip, and kill nothing)."""
+    outer = Path(tempfile.mkdtemp(prefix="wheypoint-mutation-"))
+    folder = outer / "wheypoint"
+    folder.mkdir()
+    if (ROOT.parent / "shared").is_dir():
+        (outer / "shared").symlink_to(ROOT.parent / "shared")
     # Some tests read the docs; the held-out credential packs' tests read their packs from bench/.
     names = ("src", "tests", "tools", "docs", "bench", "pyproject.toml", "README.md")
     if not working_tree:
@@ -604,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
                 named = f"mutation-shard-{shard[0]}-of-{shard[1]}.md" if shard else "mutation.md"
                 (RESULTS / named).write_text(text, encoding="utf-8")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch.parent, ignore_errors=True)  # the copy and the link beside it (not what it names)
     print(text)
     if skipped:
         print(f"skipped (their tests fail unmutated): {', '.join(skipped)}", file=sys.stderr)
