@@ -25,6 +25,12 @@ class Scene:
         self.chats.mkdir(parents=True)
         self.records = [json.loads(line) for line in RECORDED.read_text(encoding="utf-8").splitlines()]
         self.session = self.records[0]["sessionId"]
+        self.log = tmp_path / "home" / "hooks" / "hook.log"  # the `wp` fixture's store home, where the hooks log
+
+    def last(self) -> dict[str, Any]:
+        """The hook log's entry of the last call."""
+        entry: dict[str, Any] = json.loads(self.log.read_text(encoding="utf-8").splitlines()[-1])
+        return entry
 
     def transcript(self, records: list[Any], name: str = "") -> Path:
         path = self.chats / f"session-2026-12-01T20-25-{name or self.session[:8]}.jsonl"
@@ -77,6 +83,9 @@ def test_an_automatic_precompress_far_from_a_compression_keeps_nothing(scene: Sc
     an automatic one writes nothing (before, each turn wrote a revision, the first one of the preamble alone)."""
     small = scene.transcript(scene.until(_reply_to(P2)))
     assert scene.fire("PreCompress", small, trigger="auto") == {}
+    entry = scene.last()  # said in the log: why this one was let go, and how much of the context the reply read
+    assert entry["skipped"] == "no compression near: the context is small and grew too little", entry
+    assert isinstance(entry["share"], float) and 0 < entry["share"] < 0.2, entry
     assert scene.works() == []
     manual = scene.fire("PreCompress", small, trigger="manual")  # /compress: always a rescue
     assert "kept 2 turn(s)" in manual["systemMessage"]
