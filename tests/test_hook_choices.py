@@ -619,6 +619,17 @@ def test_stop_rescues_a_transcript_only_once_it_has_grown_by_stop_growth(scene: 
     assert scene.last()["kept"] == 2 and list(kept(scene.record(OURS))) == ["u1", "u2", "u3"]
 
 
+@pytest.mark.parametrize("event", ["PreCompact", "Stop"])
+def test_a_payload_field_of_another_type_is_refused_even_when_nothing_is_new(scene: Scene, event: str) -> None:
+    """The answer from the read mark alone is for a payload the locating would take: one whose cwd (or session
+    id, or path) is not text is refused invalid-hook-payload as before, though the transcript did not change."""
+    transcript = scene.transcript([user("u1", "a prompt typed before the compaction", OLD.format(0))])
+    assert "kept 1 turn(s)" in scene.fire("PreCompact", transcript, trigger="auto")["systemMessage"]
+    payload = {**scene.payload(event, transcript, trigger="auto", stop_hook_active=False), "cwd": 5}
+    scene.raw(event, json.dumps(payload).encode())
+    assert scene.last()["refused"] == "invalid-hook-payload", scene.last()
+
+
 def test_a_stop_whose_payload_names_no_session_is_located_and_still_waits_for_stop_growth(scene: Scene) -> None:
     """Without a session id the payload's path alone is not enough to know the session: the Stop locates it and
     measures the growth the same way, so a small transcript is still left for later, with no store made."""
