@@ -327,6 +327,9 @@ EQUIVALENT: dict[str, str] = {
     "hooks:_digest:const:92d76171": "the packet's digest cut at 25 hex digits instead of 24: it is only compared with "
     "digests the same code made, and either length tells the same packets apart",
     "hooks:_newest_work:const:a502809b": "the first of the two newest works is the newest one",
+    "hooks:drop_ours:const:b46aad03": "drop_ours's `removed` starting True for an event whose list is there: "
+    "the answer only feeds `removed`, which matters only when the settings are left empty, and settings holding "
+    "that event's list are not",
     "hooks:drop_ours:const:342d30c7": "drop_ours's answer for an event with nothing of ours only feeds `removed`, "
     "which matters only when the settings are left empty, and settings with that event's list are not",
     "hooks:run_hook:const:7f12dcd0": "reading MAX_PAYLOAD + 2 bytes instead of + 1: a payload is over MAX_PAYLOAD "

@@ -579,3 +579,14 @@ def test_uninstall_from_a_file_that_was_empty_before_leaves_it_empty_again(scrat
     assert "hooks" in json.loads(settings.read_text())
     gone = scratch.hooks("uninstall", "--harness", "claude-code")
     assert gone["changed"] is True and json.loads(settings.read_text()) == {}
+
+
+def test_uninstall_where_nothing_was_installed_leaves_the_persons_empty_file_alone(scratch: Scratch) -> None:
+    """A settings file that is the person's `{}`, with no hooks of ours ever put in it: nothing to remove, so the
+    file stays as it was, byte for byte, and the reply says nothing changed."""
+    settings = scratch.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    gone = scratch.hooks("uninstall", "--harness", "claude-code")
+    assert gone["changed"] is False, gone
+    assert settings.read_text() == "{}\n"
