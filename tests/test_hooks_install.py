@@ -590,3 +590,36 @@ def test_uninstall_where_nothing_was_installed_leaves_the_persons_empty_file_alo
     gone = scratch.hooks("uninstall", "--harness", "claude-code")
     assert gone["changed"] is False, gone
     assert settings.read_text() == "{}\n"
+
+
+def test_hooks_without_a_harness_is_told_that_it_is_required(scratch: Scratch) -> None:
+    for action in ("install", "uninstall", "status"):
+        done = scratch.run("hooks", action, "--format", "json")
+        error = done.json["error"]
+        assert done.code == 2 and error["code"] == "usage" and "is required" in error["message"], done.stdout
+        assert "claude-code" in error["message"] and error.get("parameter") == "harness", error
+
+
+# The OS refusing to unlink the file (as root, no folder mode stops it): os.unlink fails in a real CLI process.
+_UNLINK_REFUSED = """
+import errno, os, sys
+def refuse(path, *args, **kwargs):
+    raise PermissionError(errno.EPERM, "Operation not permitted", path)
+os.unlink = os.remove = refuse
+from wheypoint.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_uninstall_that_cannot_remove_the_file_it_made_is_refused_and_leaves_it(scratch: Scratch) -> None:
+    """The file held only wheypoint's hooks (no file before them): removing it fails, so the reply is a coded
+    refusal naming the file, and the file is still there, hooks and all."""
+    settings = scratch.home / ".claude" / "settings.json"
+    scratch.hooks("install", "--harness", "claude-code")
+    before = settings.read_bytes()
+    done = scratch.run("uninstall", "--harness", "claude-code", "--format", "json",
+                       program=[sys.executable, "-c", _UNLINK_REFUSED, "hooks"])  # fmt: skip
+    error = done.json["error"]
+    assert done.code == 1 and error["code"] == "settings-unwritable", done.stdout + done.stderr
+    assert "cannot remove" in error["message"] and str(settings) in error["message"], error
+    assert settings.read_bytes() == before
