@@ -206,19 +206,25 @@ class TranscriptChoice(Record):
         from wheypoint.transcripts import discovery
 
         if self.hook is not None:
-            # The payload is whatever the harness (or a caller pretending to be one) sent: the readers take
-            # these fields for paths and ids, so any other type is the payload's fault, named as such.
-            for key in HOOK_PATH_FIELDS:
-                if self.hook.get(key) is not None and not isinstance(self.hook[key], str):
-                    raise Refusal("invalid-hook-payload", f"a hook payload's {key} is a string, not "
-                                  f"{type(self.hook[key]).__name__}")  # fmt: skip
-                if "\x00" in (self.hook.get(key) or ""):  # no path or file name can hold one
-                    raise Refusal("invalid-hook-payload", f"a hook payload's {key} holds a NUL character")
-
+            check_hook_paths(self.hook)
         return discovery.locate(
             cwd=ctx.cwd, environ=ctx.environ, transcript=self.transcript, session=self.session,
             harness=self.harness, hook=self.hook, latest=self.latest, project_root=_project_root,
         )  # fmt: skip
+
+
+def check_hook_paths(hook: Mapping[str, Any]) -> None:
+    """Refuse a hook payload whose path fields (HOOK_PATH_FIELDS) the transcript readers cannot take.
+
+    The payload is whatever the harness (or a caller pretending to be one) sent: the readers take these fields for
+    paths and ids, so any other type, or a NUL (no path or file name can hold one), is the payload's fault, named
+    as such. Every use of those fields goes through here first (locating the session, the hooks' fast paths)."""
+    for key in HOOK_PATH_FIELDS:
+        value = hook.get(key)
+        if value is not None and not isinstance(value, str):
+            raise Refusal("invalid-hook-payload", f"a hook payload's {key} is a string, not {type(value).__name__}")
+        if value and "\x00" in value:
+            raise Refusal("invalid-hook-payload", f"a hook payload's {key} holds a NUL character")
 
 
 def _project_root(folder: str) -> str:

@@ -317,12 +317,13 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
         done = unchanged.unchanged(path, facts, key)
         if done is None:
             done = rescue(ctx, choice, trigger=trigger, mark=facts.get("read"))
-            facts = memory.session_state(state, done.session)
-            facts["read"] = done.read
-            if done.work_id:
-                facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
-                                    "revision_number": done.revision_number}  # fmt: skip
+    # What this call knows of the session for the next one: an unchanged transcript gives back the last rescue's
+    # own read mark and work, so writing them again changes nothing.
     facts = memory.session_state(state, done.session)
+    facts["read"] = done.read
+    if done.work_id:
+        facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
+                            "revision_number": done.revision_number}  # fmt: skip
     facts["size"] = unchanged.size(path)
     if compacting:
         memory.session_state(state, _session_key(harness, payload))["compacted"] = _now()

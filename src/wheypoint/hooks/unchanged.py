@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from wheypoint.app.context import HOOK_PATH_FIELDS
+from wheypoint.app.context import check_hook_paths
+from wheypoint.model.errors import Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,10 +19,11 @@ def named(harness: str, payload: dict[str, Any]) -> tuple[str, str] | None:
     None (the session must then be located: discovery reads the transcript's head to find it).
 
     They are what locating gives: a transcript named by path is read as the given harness's, and a session id the
-    payload names wins over the file's own. A payload whose path fields the locating would refuse (not text, or
-    holding a NUL) gets None, so that the refusal is still said."""
-    fields = [payload.get(key) for key in HOOK_PATH_FIELDS]
-    if any(value is not None and (not isinstance(value, str) or "\x00" in value) for value in fields):
+    payload names wins over the file's own. A payload whose path fields the locating would refuse
+    (`check_hook_paths`) gets None, so that the locating still says the refusal."""
+    try:
+        check_hook_paths(payload)
+    except Refusal:
         return None
     transcript, session = payload.get("transcript_path"), payload.get("session_id")
     if not transcript or not session:
