@@ -46,24 +46,18 @@ def _update(number: int, world: bl.World) -> dict[str, Any]:
     return {"intent": intent, "no_note": True}
 
 
-def _written(world: bl.World) -> Callable[[dict[str, Any]], str]:
-    def check(reply: dict[str, Any]) -> str:
-        return f"r{reply['revision_number']} of {reply['slug']}"
-
-    return check
+def _written(reply: dict[str, Any]) -> str:
+    return f"r{reply['revision_number']} of {reply['slug']}"
 
 
 def calls_for(world: bl.World) -> list[Call]:
-    def resolved(target: bl.Target) -> Callable[[dict[str, Any]], str]:
-        return bl.check_resolve(target)
-
     return [
-        Call("show", "show", lambda n, w: {"work": bl.EXACT.slug}, lambda r: bl.check_show(r)),
+        Call("show", "show", lambda n, w: {"work": bl.EXACT.slug}, bl.check_show),
         Call("list --grep", "list", lambda n, w: {"grep": [bl.GREP_WORD]}, bl.check_list(world)),
         Call("log", "log", lambda n, w: {"work": bl.EXACT.slug}, lambda r: f"{len(r['revisions'])} revision(s)"),
-        *(Call(f"resolve {t.matched_by}", "resolve", lambda n, w, t=t: {"ref": t.ref}, resolved(t))
+        *(Call(f"resolve {t.matched_by}", "resolve", lambda n, w, t=t: {"ref": t.ref}, bl.check_resolve(t))
           for t in bl.TARGETS_WORKS),
-        Call("checkpoint update", "checkpoint", _update, _written(world)),
+        Call("checkpoint update", "checkpoint", _update, _written),
     ]  # fmt: skip
 
 
