@@ -27,8 +27,8 @@ HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib"
          "urllib", "ipaddress", "importlib.util", "asyncio", "email", "random", "hashlib", "subprocess",
          "threading", "locale", "copy"}  # fmt: skip
 
-_CLI = {"wheypoint", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands", "wheypoint.model",
-        "wheypoint.model.errors", "wheypoint.model.records", "wheypoint.model.replies"}  # fmt: skip
+_CLI = {"wheypoint", "wheypoint.boot", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands",
+        "wheypoint.model", "wheypoint.model.errors", "wheypoint.model.records", "wheypoint.model.replies"}  # fmt: skip
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
             "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig",
             "wheypoint.model.regular"}  # fmt: skip  # notes are read through the regular-file guard

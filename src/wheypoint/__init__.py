@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os as _os
+
+from wheypoint import boot as _boot
+
+_boot.install(_os.path.dirname(__file__))  # this package's modules from its start-up image, when it is current
+
 __version__ = "0.1.0"
 
 # The single-file runtime this process runs from, by absolute path: set by the archive's entry point

@@ -534,4 +534,7 @@ def run() -> None:
         sys.stderr.flush()
     except OSError:  # a reader that went away (e.g. `| head`): what could be written was written
         code = code or 1
+    from wheypoint import boot
+
+    boot.refresh()  # the answer is out: a missing or stale start-up image is written for the next command
     os._exit(code)
