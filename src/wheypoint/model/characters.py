@@ -38,6 +38,12 @@ def hidden_pattern(extra: str = "") -> re.Pattern[str]:
     return pattern
 
 
+def plain(text: str) -> bool:
+    """Whether `text` is ASCII with no hidden character, a tab or newline aside: the common case, told without
+    compiling the class (a command that prints one note need not pay for it)."""
+    return text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable())
+
+
 def kept_joiner(text: str, at: int) -> bool:
     """Whether the character at `at` is a ZWJ or ZWNJ between two non-ASCII characters that are not hidden."""
     if text[at] not in _JOINERS or at == 0 or at + 1 >= len(text):

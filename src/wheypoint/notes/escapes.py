@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from wheypoint.model.characters import hidden_pattern, kept_joiner
+from wheypoint.model.characters import hidden_pattern, kept_joiner, plain
 from wheypoint.model.shapes import CONFIDENCE_TAGS
 
 TYPE_CHECKING = False
@@ -44,7 +44,7 @@ def _shown(text: str, pattern: re.Pattern[str]) -> str:
 
 def escape(text: str) -> str:
     """Verbatim text with every hidden character and `⟪` written as `⟪U+XXXX⟫`; `\\n` and tab are kept."""
-    return _shown(text, hidden_pattern(MARK))
+    return text if plain(text) else _shown(text, hidden_pattern(MARK))
 
 
 def escape_one_line(text: str) -> str:
@@ -52,7 +52,8 @@ def escape_one_line(text: str) -> str:
 
     Nothing reads these back, so `⟪` itself is left alone: only verbatim text must round-trip.
     """
-    return _shown(text, hidden_pattern()).replace("\n", f"{MARK}U+000A{_CLOSE}")
+    shown = text if plain(text) else _shown(text, hidden_pattern())
+    return shown.replace("\n", f"{MARK}U+000A{_CLOSE}")
 
 
 def unescape(text: str) -> str:
