@@ -241,3 +241,59 @@ def test_turns_a_cut_rescue_never_wrote_are_kept_by_the_next_one(scene: Scene) -
     scene.append(*turns[64:])
     assert "kept 36 turn(s)" in scene.hook()["systemMessage"]
     assert scene.kept() == [f"Turn {n}: keep this." for n in range(100)]
+
+
+def _parts(home: Path) -> list[dict[str, Any]]:
+    """The head records of the session's own rescue works, part 1 first (sqlite3 on the store)."""
+    import sqlite3
+
+    db = sqlite3.connect(home / "store.sqlite3")
+    try:
+        rows = db.execute("SELECT r.record_json FROM revisions r JOIN works w ON w.head_revision_id = r.revision_id "
+                          "WHERE w.slug = ? OR w.slug LIKE ?", (SLUG, SLUG + "-part-%")).fetchall()  # fmt: skip
+    finally:
+        db.close()
+    records = [json.loads(row[0]) for row in rows]
+    return sorted(records, key=lambda r: 1 if r["slug"] == SLUG else int(r["slug"].rsplit("-", 1)[1]))
+
+
+def test_a_long_session_goes_on_in_linked_parts_and_keeps_every_turn_once(scene: Scene) -> None:
+    """Past PART_TEXT characters of kept turns, the rescue writes the session's next part: a work of its own that
+    links to the one before, so a rescue's cost is bounded by a part, and no turn is lost or kept twice, whether
+    the next read resumes or reads the transcript whole again."""
+    from wheypoint.hooks.rescue import PART_TEXT
+    from wheypoint.model.contract import MAX_MEAT_TEXT
+
+    size = 15_000
+    prompts = [f"Prompt {n}: " + chr(ord("a") + n % 26) * size for n in range(10)]
+    scene.append(*(scene.record("user", text) for text in prompts))
+    answer = scene.hook()
+    assert "kept 10 turn(s)" in answer["systemMessage"] and f"{SLUG}-part-2" in answer["systemMessage"]
+    parts = _parts(scene.home)
+    assert [len(p["meat"]) for p in parts] == [7, 3]  # part 1 full at 7 x 15,000 characters
+    later = [f"Later {n}: " + "z" * size for n in range(6)]
+    scene.append(scene.record("user", later[0]))
+    scene.hook()  # resumes where the last read stopped, into the last part
+    scene.append(*(scene.record("user", text) for text in later[1:]))
+    scene.hook()
+    parts = _parts(scene.home)
+    assert [len(p["meat"]) for p in parts] == [7, 7, 2]
+    texts = [m["text"] for p in parts for m in p["meat"]]
+    assert texts == prompts + later  # every turn once, in order, byte for byte
+    for number, part in enumerate(parts, start=1):
+        assert sum(len(m["text"]) for m in part["meat"]) < PART_TEXT + MAX_MEAT_TEXT
+        assert (scene.repo / ".cheese" / "notes" / f"{part['slug']}.md").is_file()
+        if number > 1:  # each part names the one before it, in the store's own spelling of a work
+            before = parts[number - 2]
+            assert [(e["ref"], e["kind"]) for e in part["edges"]] == [
+                (f"wheypoint:{before['project_key']}/{before['work_id']}", "relates_to")
+            ]
+    state = json.loads(next((scene.home / "hooks").glob("*.json")).read_text(encoding="utf-8"))
+    assert state["pending"]["work_id"] == parts[-1]["work_id"]  # the next session resumes from the last part
+    # Rewritten in place: the next rescue reads the whole file, and finds every turn in one part or another.
+    text = scene.path.read_text(encoding="utf-8")
+    scene.path.write_text(text.replace("Prompt 0:", "Prompt 0;"), encoding="utf-8")
+    scene.append(scene.record("user", "After the rewrite."))
+    assert "kept 1 turn(s)" in scene.hook()["systemMessage"]
+    texts = [m["text"] for p in _parts(scene.home) for m in p["meat"]]
+    assert texts == [*prompts, *later, "After the rewrite."]

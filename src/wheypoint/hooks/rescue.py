@@ -8,6 +8,12 @@ time) is recorded by the checkpoint as for any other. A turn holding a credentia
 replaced by `[redacted <rule>]` (the meat item's `redacted` says where): the person's other words in it are not
 lost, and the value reaches neither the store nor the note. A turn longer than the record keeps is left in the
 transcript and named in the answer, never cut.
+
+A session's own rescue work holds at most PART_TEXT characters of turns: past that, the session's turns go on
+in a new work, `<session slug>-part-<n>`, whose record links to the work before it (`relates_to`). So what a
+rescue of the newest turns costs (the record's digest, its note, its row) is bounded by a part, not by the
+session, which may run to hundreds of megabytes and thousands of prompts; and each note stays one a person can
+read. Nothing is dropped: every turn is in one part, and each part names the one it follows.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ if TYPE_CHECKING:
     from wheypoint.transcripts.model import Turn
 
 RECENT_WORKS = 20  # how many of the project's newest works are searched for the session's own work
+PART_TEXT = 100_000  # characters of kept turns a work holds before a rescue goes on in the session's next part
 USER_TURN_TYPE = "thread"  # a user turn kept by a rescue: part of the thread, its weight left to a person
 
 
@@ -56,21 +63,63 @@ def session_slug(harness: str, session_id: str) -> str:
     return f"session-{harness}-{short}"
 
 
+def part_slug(slug: str, number: int) -> str:
+    """The slug of part `number` of a session's own rescue work (`slug` is the session's, part 1's)."""
+    return slug if number == 1 else f"{slug}-part-{number}"
+
+
+def part_number(slug: str, own: str) -> int | None:
+    """Which part of the session's own rescue work (`own`: its slug) a work's `slug` names, or None."""
+    if slug == own:
+        return 1
+    number = slug[len(own) + 6 :] if slug.startswith(own + "-part-") else ""
+    return int(number) if number.isdigit() and number[0] != "0" and int(number) > 1 else None
+
+
 def _session_work(store: Store, project: str, session: dict[str, str], slug: str) -> dict[str, Any] | None:
     """The head record of the work a rescue of this session continues: the newest of the project's RECENT_WORKS
-    newest works whose head was written in this session, else the session's own rescue work (`slug`) however many
-    works came after it and whoever wrote its head (a rescue into it keeps only the turns it does not hold yet)."""
+    newest works whose head was written in this session, else the last part of the session's own rescue work
+    (`slug`) however many works came after it and whoever wrote its head (a rescue into it keeps only the turns
+    it does not hold yet)."""
     from wheypoint.store.rows import WorkQuery
 
     for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS)):
         record = _usable_head(store, work.work_id)
         if record is not None and record.get("session") == session:
             return record
-    for own in store.works_with_slug(slug, project):
-        record = _usable_head(store, own.work_id)
-        if record is not None:
-            return record
-    return None
+    return _last_part(store, project, slug)[1]
+
+
+def _last_part(store: Store, project: str, slug: str) -> tuple[int, dict[str, Any] | None]:
+    """The number and head record of the last part of the session's own rescue work (0 and None: none yet)."""
+    number, head = 0, None
+    while True:
+        found = (
+            _usable_head(store, own.work_id) for own in store.works_with_slug(part_slug(slug, number + 1), project)
+        )
+        record = next((record for record in found if record is not None), None)
+        if record is None:
+            return number, head
+        number, head = number + 1, record
+
+
+def _kept_before(ctx: Context, project: str, own: str, number: int, session_id: str) -> set[str]:
+    """The session's turns the parts before part `number` of its own rescue work hold: read when the transcript
+    is read from its start, so that no turn is kept twice."""
+    kept: set[str] = set()
+    store = ctx.open_store(create=False)
+    try:
+        for earlier in range(1, number):
+            for work in store.works_with_slug(part_slug(own, earlier), project):
+                record = _usable_head(store, work.work_id) or {"meat": ()}
+                kept.update(m["turn"] for m in record["meat"] if m.get("session_id") == session_id)
+    finally:
+        store.close()
+    return kept
+
+
+def _text_held(record: dict[str, Any] | None) -> int:
+    return sum(len(m["text"]) for m in record["meat"]) if record else 0
 
 
 def _usable_head(store: Store, work_id: str) -> dict[str, Any] | None:
@@ -90,6 +139,7 @@ class Read(Record):
     turns: list[Turn]  # the main thread's user turns and the turns the agent marked
     mark: dict[str, Any] | None  # transcripts.lines.read_mark of where it stopped
     warning: dict[str, str] | None  # transcripts.model.format_warning, for a whole read
+    whole: bool  # read from the transcript's start (not from where the last rescue stopped)
 
 
 def _read(located: Located, mark: Any) -> Read:
@@ -117,7 +167,7 @@ def _read(located: Located, mark: Any) -> Read:
                 turns.append(turn)
     point = stats.read_point
     return Read(turns, read_mark(located.path, point) if point is not None else None,
-                format_warning(stats, kinds) if start is None else None)  # fmt: skip
+                format_warning(stats, kinds) if start is None else None, start is None)  # fmt: skip
 
 
 def _wanted_turns(turns: list[Turn], since: str | None, kept: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -172,41 +222,57 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     key = f"{located.harness}:{located.session_id}"
     if not located.session_id:
         raise Refusal("session-not-found", f"{located.path} has no session id to name the rescued work by")
+    own_slug = session_slug(located.harness, located.session_id)
+    project = ctx.project_key()
     store = ctx.open_store(create=False)
     try:
-        head = _session_work(store, ctx.project_key(), session, session_slug(located.harness, located.session_id))
+        head = _session_work(store, project, session, own_slug)
     finally:
         store.close()
     read = _read(located, mark if head else None)
-    turns = read.turns
-    # The session's own rescue work takes every user turn it does not hold yet: a rescue cut off between two of
-    # its revisions (a deadline, a killed hook) left newer revisions than the turns it never wrote. A work an
-    # agent wrote in the session takes the turns since its last checkpoint, which covered the ones before.
-    own = head is not None and head["slug"] == session_slug(located.harness, located.session_id)
-    since = head["updated_at"] if head and not own else None
+    # The session's own rescue work takes every user turn it does not hold yet: a rescue cut off between two of its
+    # revisions (a deadline, a killed hook) left newer revisions than the turns it never wrote. A work an agent
+    # wrote in the session takes the turns since its last checkpoint, which covered the ones before.
+    own = head is not None and part_number(head["slug"], own_slug) is not None
     kept = {m["turn"] for m in head["meat"] if m.get("session_id") == located.session_id} if head else set()
+    if head is not None and own and read.whole and head["slug"] != own_slug:
+        kept |= _kept_before(ctx, project, own_slug, part_number(head["slug"], own_slug) or 1, located.session_id)
+    turns = read.turns
+    since = head["updated_at"] if head and not own else None
     items, skipped = _wanted_turns(turns, since, kept)
     typed = {t.id for t in turns if t.kind in USER_KINDS}
     if head is None and not any(item["turn"] in typed for item in items):
         items = []  # a new work must hold something the person typed, not only a harness's preamble or marks
-    slug = head["slug"] if head else session_slug(located.harness, located.session_id)
     chosen = {item["turn"] for item in items}
+    texts = {t.id: len(t.text) for t in turns if t.id in chosen}
     # The turns already read, handed to the checkpoint so that it copies the meat from them: the transcript is
     # read once per rescue, whatever the number of revisions.
     pinned = TranscriptChoice(transcript=located.path, session=located.session_id, harness=located.harness,
                               read=tuple(t for t in turns if t.id in chosen))  # fmt: skip
     reply: dict[str, Any] | None = None
-    base = head["revision_id"] if head else None
-    for start in range(0, len(items), MAX_LIST):
-        intent: dict[str, Any] = {"slug": slug, "meat": items[start : start + MAX_LIST]}
-        if base is None:
-            intent.update(orientation=f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
-                          next={"move": "hold"}, notes=_provenance(key, trigger))  # fmt: skip
+    work = head  # the work being written: its slug, id and revision, and what its record holds
+    slug, base, held = (head["slug"], head["revision_id"], _text_held(head)) if head else (own_slug, None, 0)
+    pending = items
+    while pending:
+        if base is not None and held >= PART_TEXT:  # this work is full: the session goes on in its next part
+            intent = _next_part(ctx, project, own_slug, key, trigger, work)
+            slug, base, held = intent["slug"], None, 0
+        elif base is None:
+            intent = {"slug": slug, "orientation": f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
+                      "next": {"move": "hold"}, "notes": _provenance(key, trigger)}  # fmt: skip
         else:
-            intent["base_revision_id"] = base
-        last = start + MAX_LIST >= len(items)  # the note shows the head: rendered once, for the last revision
+            intent = {"slug": slug, "base_revision_id": base}
+        # A revision takes up to MAX_LIST turns, and no more once its work holds PART_TEXT characters.
+        count = 0
+        while count < min(MAX_LIST, len(pending)) and held < PART_TEXT:
+            held += texts[pending[count]["turn"]]
+            count += 1
+        intent["meat"], pending = pending[:count], pending[count:]
+        # The note shows the head: rendered once per work, for the last revision written to it.
+        last = not pending or held >= PART_TEXT
         reply = checkpoint(ctx, intent, NoteOptions() if last else NoteOptions(no_note=True), pinned)
         base = reply["revision_id"]
+        work = {"work_id": reply["work_id"], "slug": reply["slug"]}
     if reply is None:  # nothing new: the work (if any) is still the one to resume
         return Rescued(head["work_id"] if head else None, slug if head else None, base,
                        head["revision_number"] if head else None, 0, tuple(skipped), key, read.mark,
@@ -214,6 +280,24 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     return Rescued(reply["work_id"], reply["slug"], reply["revision_id"], reply["revision_number"], len(items),
                    tuple(skipped), key, read.mark, read.warning,
                    tuple(item["turn"] for item in items if item.get("redact")))  # fmt: skip
+
+
+def _next_part(ctx: Context, project: str, own: str, key: str, trigger: str,
+               after: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """The intent of the session's next part: a new work after the last part there is, linked to the full one."""
+    store = ctx.open_store(create=False)
+    try:
+        number = _last_part(store, project, own)[0] + 1
+    finally:
+        store.close()
+    intent: dict[str, Any] = {
+        "slug": part_slug(own, number), "next": {"move": "hold"}, "notes": _provenance(key, trigger),
+        "orientation": f"Session {key}, part {number}, kept by wheypoint before a compaction ({trigger}).",
+    }  # fmt: skip
+    if after is not None:
+        intent["links"] = [{"ref": f"wheypoint:{project}/{after['work_id']}", "kind": "relates_to",
+                            "rationale": f"The session's earlier turns are in {after['slug']}."}]  # fmt: skip
+    return intent
 
 
 def _provenance(session: str, trigger: str) -> str:
