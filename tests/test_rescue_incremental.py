@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +298,33 @@ def test_a_long_session_goes_on_in_linked_parts_and_keeps_every_turn_once(scene:
     assert "kept 1 turn(s)" in scene.hook()["systemMessage"]
     texts = [m["text"] for p in _parts(scene.home) for m in p["meat"]]
     assert texts == [*prompts, *later, "After the rewrite."]
+
+
+def test_part_slugs_name_each_part_once() -> None:
+    from wheypoint.hooks.rescue import part_number, part_slug
+
+    for number in (1, 2, 9, 10, 123):
+        assert part_number(part_slug(SLUG, number), SLUG) == number
+    for other in (f"{SLUG}-part-1", f"{SLUG}-part-0", f"{SLUG}-part-02", f"{SLUG}-part-", f"{SLUG}-part-x",
+                  f"{SLUG}-parts-2", f"{SLUG}x", "session-claude-code-other", f"{SLUG}-part-2-part-3"):  # fmt: skip
+        assert part_number(other, SLUG) is None, other
+
+
+def test_a_rescue_finds_the_last_part_however_many_works_came_after(scene: Scene) -> None:
+    from wheypoint.hooks.rescue import RECENT_WORKS
+
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(8)))
+    scene.hook()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
+    env.update(WHEYPOINT_HOME=str(scene.home), HOME=str(scene.home))
+    other = scene.path.with_name("other.jsonl")  # the works after it are another session's
+    other.write_text(scene.record("user", "Another session.").replace(SESSION_ID, "0" * 8 + SESSION_ID[8:]))
+    time.sleep(1.05)  # the store keeps whole seconds: the others are newer than every part
+    for n in range(RECENT_WORKS + 1):  # the parts are no longer among the project's newest works
+        argv = [sys.executable, "-m", "wheypoint", "checkpoint", f"other-{n}", "--orientation", "Other.", "--next",
+                "hold", "--notes", "Another work.", "--transcript", str(other)]  # fmt: skip
+        done = subprocess.run(argv, cwd=scene.repo, env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    scene.append(scene.record("user", "After the others."))
+    assert f"{SLUG}-part-2 r2" in scene.hook()["systemMessage"]
+    assert [len(p["meat"]) for p in _parts(scene.home)] == [7, 2]

@@ -87,20 +87,18 @@ def _session_work(store: Store, project: str, session: dict[str, str], slug: str
         record = _usable_head(store, work.work_id)
         if record is not None and record.get("session") == session:
             return record
-    return _last_part(store, project, slug)[1]
+    number = _last_part(store, project, slug)
+    found = (_usable_head(store, own.work_id) for own in store.works_with_slug(part_slug(slug, number), project))
+    return next((record for record in found if record is not None), None) if number else None
 
 
-def _last_part(store: Store, project: str, slug: str) -> tuple[int, dict[str, Any] | None]:
-    """The number and head record of the last part of the session's own rescue work (0 and None: none yet)."""
-    number, head = 0, None
-    while True:
-        found = (
-            _usable_head(store, own.work_id) for own in store.works_with_slug(part_slug(slug, number + 1), project)
-        )
-        record = next((record for record in found if record is not None), None)
-        if record is None:
-            return number, head
-        number, head = number + 1, record
+def _last_part(store: Store, project: str, slug: str, after: int = 0) -> int:
+    """The number of the last part of the session's own rescue work there is (0: none yet), looking from part
+    `after` on: one indexed lookup a part, and no record read."""
+    number = after
+    while store.works_with_slug(part_slug(slug, number + 1), project):
+        number += 1
+    return number
 
 
 def _kept_before(ctx: Context, project: str, own: str, number: int, session_id: str) -> set[str]:
@@ -286,8 +284,8 @@ def _next_part(ctx: Context, project: str, own: str, key: str, trigger: str,
                after: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
     """The intent of the session's next part: a new work after the last part there is, linked to the full one."""
     store = ctx.open_store(create=False)
-    try:
-        number = _last_part(store, project, own)[0] + 1
+    try:  # the full work's own number is where to look from: a long session has many parts
+        number = _last_part(store, project, own, part_number(after["slug"], own) or 0 if after else 0) + 1
     finally:
         store.close()
     intent: dict[str, Any] = {
