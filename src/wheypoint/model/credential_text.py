@@ -4,7 +4,11 @@
 # search here runs on the text's UTF-8 bytes: bytes.find, `in` and translate are several times faster there than
 # on a str holding any non-ASCII character (Python stores such a str two or four bytes a character), and an ASCII
 # needle occurs in the bytes exactly where it occurs in the text.  Byte offsets are turned back into character
-# offsets, which is free for ASCII text.
+# offsets, which is free for ASCII text, and done only for the needles a rule asks for.
+#
+# Which needles a text holds is answered here with the standard library (_present_pure), or by the optional
+# accelerator credential_fast.py (wheypoint[fast], pyahocorasick) when it is installed: both give the same needles
+# and offsets (tests/test_credential_fast.py), and WHEYPOINT_CREDENTIAL_PURE=1 keeps the standard-library path.
 
 from __future__ import annotations
 
@@ -13,18 +17,8 @@ from wheypoint.model.records import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable
-    from typing import Protocol
-
-    class NeedleIndex(Protocol):
-        """What `present` reads of the scanner's compiled rule table (credentials._Compiled)."""
-
-        direct: dict[str, bytes]
-        direct_words: list[str]
-        heads: dict[str, list[str]]
-        exact_heads: frozenset[str]
-        fused: dict[str, tuple[str, ...]]
-        to_space: bytes
+    from collections.abc import Callable, Iterable
+    from types import ModuleType
 
 
 class CredentialHit(Record):
@@ -39,11 +33,15 @@ class CredentialHit(Record):
 # far either side.
 WINDOW = 400
 
-# Byte offsets map to character offsets through the character count at every block of this many bytes.
-_BLOCK = 4096
+# Past this many bytes, needles are looked for among the text's distinct tokens (see _present_pure) rather than in
+# the text itself.
+_TOKENS = 1 << 16
+
+# Byte offsets map to character offsets through the count of UTF-8 continuation bytes before every block of this
+# many bytes (a character is one leading byte and its continuation bytes).
+_BLOCK = 1024
 _ASCII = bytes(range(128))
-# Up to this many bytes, a needle suggested by a head is confirmed by a search of the text (see present).
-_CONFIRM = 1 << 16
+_CONTINUATION = bytes(1 if 0x80 <= c < 0xC0 else 0 for c in range(256))
 
 # The 32-hex-digit rule is tried at each word of that shape, found by a pass over the text per distinct word; past
 # this many distinct words one search of the whole text is cheaper (a hash-heavy log holds thousands).
@@ -54,6 +52,88 @@ SHAPE_DISCORD = "\x00discord"  # a run of 24+ token characters, `.`, six more, `
 SHAPE_TELEGRAM = "\x00telegram"  # a run of 8+ digits ending at a `:`
 SHAPE_HEX32 = "\x00hex32"  # a word of exactly 32 hex digits
 
+# The optional accelerator (wheypoint[fast]), looked for on the first scan: its module, or None (see accelerator).
+PURE_ENV = "WHEYPOINT_CREDENTIAL_PURE"
+_ENGINE: list[ModuleType | None] = []
+
+
+def accelerator() -> ModuleType | None:
+    """credential_fast when pyahocorasick imports and WHEYPOINT_CREDENTIAL_PURE is unset or empty, else None.
+
+    Decided once, on the first scan: the variable is read then, and the module is imported only when the package is
+    there (a command started without site-packages never loads it).
+    """
+    if not _ENGINE:
+        import os
+
+        engine: ModuleType | None = None
+        if not os.environ.get(PURE_ENV):
+            try:
+                import ahocorasick  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
+            except ImportError:
+                pass
+            else:
+                from wheypoint.model import credential_fast
+
+                engine = credential_fast
+        _ENGINE.append(engine)
+    return _ENGINE[0]
+
+
+def _alnum(c: int) -> bool:
+    return 0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A
+
+
+class NeedleIndex:
+    """How each rule's needle is looked for in a text: among its runs, through its head word, or after an anchor.
+
+    Looking for each of some 330 needles is a pass over the text per needle, so most needles are found through the
+    text's distinct alphanumeric runs instead: a needle counts when its head (its first longest alphanumeric run,
+    three characters or more) begins one of the runs (`akia` in `AKIA2...`, `adafruit` in `adafruitKey`) and the
+    needle itself occurs in the text. Common words, which also sit inside identifiers (`dbPassword`), and needles
+    whose longest run is under three characters are looked for directly; a needle holding a space (`private key`)
+    is looked for where its last word (` key`, the anchor) occurs.
+    """
+
+    def __init__(self, needles: Iterable[str], common: frozenset[str]) -> None:
+        import re
+
+        self.needles = frozenset(needles)
+        self.words: list[tuple[str, bytes]] = []  # letters and digits only: tested among the distinct runs
+        self.direct: list[tuple[str, bytes]] = []  # tested in the text (or its distinct tokens)
+        self.spaced: dict[bytes, list[tuple[str, bytes, int, tuple[bytes, ...]]]] = {}  # anchor -> (needle, its
+        # bytes, where the anchor starts in it, its runs)
+        self.heads: dict[bytes, list[tuple[str, bytes]]] = {}
+        self.head_of: dict[str, tuple[str, int]] = {}  # needle -> its head and where the head starts in it
+        kept: set[int] = set()
+        for needle in sorted(self.needles):
+            if needle.startswith("\x00"):  # a shape (SHAPE_*), found otherwise
+                continue
+            raw = needle.encode()
+            kept.update(c for c in raw if not chr(c).isspace())
+            runs = re.findall(r"[a-z0-9]+", needle)
+            space = max((at for at, c in enumerate(needle) if c.isspace()), default=-1)
+            if space >= 0:
+                self.spaced.setdefault(raw[space:], []).append((needle, raw, space, tuple(r.encode() for r in runs)))
+                continue
+            head = max(runs, key=len, default="")  # the longest run: `sk_live` is looked for as `live`, rarer than `sk`
+            if len(head) < 3 or needle in common:
+                (self.words if needle.isascii() and needle.isalnum() else self.direct).append((needle, raw))
+            else:
+                self.heads.setdefault(head.encode(), []).append((needle, raw))
+                self.head_of[needle] = (head, needle.index(head))
+        self.exact_heads = frozenset(self.heads)
+        self.fused: dict[bytes, tuple[bytes, ...]] = {}  # a head's first three characters -> the heads so beginning
+        for head in self.heads:
+            self.fused[head[:3]] = (*self.fused.get(head[:3], ()), head)
+        # Every byte but ASCII letters and digits to a space: bytes.translate and split cut a text into its
+        # alphanumeric runs many times faster than re.findall does (a non-ASCII character is bytes >= 0x80)
+        self.to_space = bytes(c if _alnum(c) else 32 for c in range(256))
+        # ...and every byte no spaceless needle holds: the text's tokens, in which each such needle occurs as it
+        # occurs in the text
+        self.to_token = bytes(c if _alnum(c) or c in kept else 32 for c in range(256))
+        self.accelerated: object = None  # what the accelerator builds from the index, on its first scan
+
 
 class Haystack:
     """A text to search: its UTF-8 bytes with ASCII letters lower-cased, and the offsets of every needle looked for.
@@ -62,58 +142,53 @@ class Haystack:
     is enough, and far cheaper than str.lower(); it also keeps every offset where it is.
     """
 
-    __slots__ = ("_block_bytes", "_block_chars", "cache", "data", "text")
+    __slots__ = ("_before", "_continuation", "cache", "data", "found", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.data = text.encode("utf-8", "surrogatepass").lower()
         self.cache: dict[str, list[int]] = {}  # needle -> its offsets
-        self._block_bytes: list[int] = []
-        self._block_chars: list[int] = []
+        self.found: dict[str, list[int]] = {}  # needle -> its byte offsets, found along with the needles present
+        self._continuation = b""
+        self._before: list[int] = []
 
     def positions(self, needle: str) -> list[int]:
         """Every offset of needle in the text, found once per scan (rules share needles)."""
         found = self.cache.get(needle)
         if found is None:
-            data, raw = self.data, needle.encode("utf-8", "surrogatepass")
-            found = []
-            at = data.find(raw)
-            while at >= 0:
-                found.append(at)
-                at = data.find(raw, at + 1)
-            found = self.chars(found)
-            self.cache[needle] = found
+            spots = self.found.get(needle)
+            if spots is None:
+                spots = self.byte_positions(needle.encode("utf-8", "surrogatepass"))
+            found = self.cache[needle] = self.chars(spots)
+        return found
+
+    def byte_positions(self, raw: bytes) -> list[int]:
+        """Every byte offset of raw in the text's bytes, overlapping ones included."""
+        data, found = self.data, []
+        at = data.find(raw)
+        while at >= 0:
+            found.append(at)
+            at = data.find(raw, at + 1)
         return found
 
     def chars(self, offsets: list[int]) -> list[int]:
         """Byte offsets (each at a character's start) as character offsets."""
         if len(self.data) == len(self.text):
             return offsets
-        return [self._char(at) for at in offsets]
-
-    def _char(self, offset: int) -> int:
-        """The character offset of a byte offset that starts a character."""
-        import bisect
-
-        data = self.data
-        if not self._block_bytes:
-            start = chars = 0
-            self._block_bytes.append(0)
-            self._block_chars.append(0)
-            while start < len(data):
-                end = min(start + _BLOCK, len(data))
-                while end < len(data) and 0x80 <= data[end] < 0xC0:  # not inside a character
-                    end -= 1
-                chars += len(data[start:end].decode("utf-8", "surrogatepass"))
-                start = end
-                self._block_bytes.append(start)
-                self._block_chars.append(chars)
-        index = bisect.bisect_right(self._block_bytes, offset) - 1
-        start = self._block_bytes[index]
-        return self._block_chars[index] + len(data[start:offset].decode("utf-8", "surrogatepass"))
+        if not self._before:  # how many continuation bytes come before each block
+            marks = self._continuation = self.data.translate(_CONTINUATION)
+            count = 0
+            for start in range(0, len(marks), _BLOCK):
+                self._before.append(count)
+                count += marks.count(1, start, start + _BLOCK)
+            self._before.append(count)
+        marks, before = self._continuation, self._before
+        return [at - before[at // _BLOCK] - marks.count(1, at - at % _BLOCK, at) for at in offsets]
 
     def occurrences(self, needles: tuple[str, ...]) -> list[int]:
         """Every offset at which one of the needles occurs, in order."""
+        if len(needles) == 1:
+            return self.positions(needles[0])
         return sorted({at for needle in needles for at in self.positions(needle)})
 
     def windows(self, needles: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -144,46 +219,73 @@ class Haystack:
         return out
 
 
-def present(compiled: NeedleIndex, haystack: Haystack, shapes: dict[str, list[int] | None]) -> set[str]:
-    """The needles that may occur in the text (a superset: every rule still finds its needle before it runs).
+def present(index: NeedleIndex, haystack: Haystack, shapes: dict[str, list[int] | None]) -> set[str]:
+    """The needles that occur in the text (by NeedleIndex's reading), and the shapes (SHAPE_*) it holds.
 
-    Looking for each of some 260 needles is a pass over the text per needle, so most needles are found through
-    the text's distinct alphanumeric runs instead: a needle may occur when its head (longest alphanumeric run) is
-    one of them, or begins one (`akia` in `AKIA2...`, `adafruit` in `adafruitKey`). Common words, which also
-    sit inside identifiers (`dbPassword`), needles whose longest run is under three characters and needles with
-    spaces are looked for directly.
-    Where the rules of each shape (SHAPE_*) are to be tried is put in shapes (None: search the whole text).
+    Where the rules of each shape are to be tried is put in shapes (None: search the whole text). The accelerator,
+    when there, finds the needles in one pass and leaves their offsets in haystack.found; the answer is the same.
     """
+    engine = accelerator()
+    found = _present_pure(index, haystack) if engine is None else engine.present(index, haystack)
+    hex32 = _hex32(haystack.data)
+    if hex32:  # a few such words are cheaper found one by one than by the rule's search of the whole text
+        shapes[SHAPE_HEX32] = haystack.occurrences(tuple(hex32)) if len(hex32) <= _FEW_SHAPES else None
+    _token_shapes(haystack, shapes)
+    found.update(shapes)
+    return found
+
+
+def _present_pure(index: NeedleIndex, haystack: Haystack) -> set[str]:
+    """present's needles, with the standard library: a set of the text's distinct runs, and substring tests."""
     data = haystack.data
-    found = {needle for needle, raw in compiled.direct.items() if raw in data}
-    parts = set(data.translate(compiled.to_space).decode("ascii").split())
+    # A long text's distinct tokens, joined, are a fraction of it (words repeat), and a needle without a space
+    # occurs in them exactly when it occurs in the text: testing there costs that much less.
+    tokens = b" ".join(set(data.translate(index.to_token).split())) if len(data) > _TOKENS else data
+    parts = set(tokens.translate(index.to_space).split())
     # A needle of letters and digits occurs in the text exactly when it occurs in one of its distinct runs: those,
-    # joined, are much shorter than the text (a substring test costs about a nanosecond a character).
-    words = " ".join(parts)
-    found.update(needle for needle in compiled.direct_words if needle in words)
-    heads = set(parts & compiled.exact_heads)
-    fused = compiled.fused
+    # joined, are shorter still (a substring test costs about a nanosecond a character).
+    words = b" ".join(parts)
+    found = {needle for needle, raw in index.words if raw in words}
+    found.update(needle for needle, raw in index.direct if raw in tokens)
+    heads = parts & index.exact_heads
+    fused = index.fused
     for part in parts:  # runs that begin with a head (plain loops: a generator per run costs more than the test)
         bucket = fused.get(part[:3])
         if bucket:
             for head in bucket:
                 if part.startswith(head):
                     heads.add(head)
-    hex32 = [p for p in parts if len(p) == 32 and all(c in "0123456789abcdef" for c in p)]
-    if hex32:  # a few such words are cheaper found one by one than by the rule's search of the whole text
-        shapes[SHAPE_HEX32] = haystack.occurrences(tuple(hex32)) if len(hex32) <= _FEW_SHAPES else None
-    _token_shapes(haystack, shapes)
-    found.update(shapes)
-    if len(data) > _CONFIRM:
-        for head in heads:
-            found.update(compiled.heads[head])
-        return found
-    # In a short text, keep only the needles that really occur: a common head (`message` of `message-bird`, `live`
-    # of `sk_live`) would otherwise run rules that cannot match, since every match holds one of its rule's needles.
     for head in heads:
-        for needle in compiled.heads[head]:
-            if needle.encode() in data:
+        for needle, raw in index.heads[head]:
+            if raw in tokens:
                 found.add(needle)
+    for anchor, group in index.spaced.items():
+        # where the anchor occurs, each needle ending with it is tested; the needle's offsets are kept for the rules
+        spots = haystack.byte_positions(anchor)
+        if not spots:
+            continue
+        for needle, raw, back, runs in group:
+            if all(run in words for run in runs):
+                starts = [at - back for at in spots if at >= back and data.startswith(raw, at - back)]
+                if starts:
+                    haystack.found[needle] = starts
+                    found.add(needle)
+    return found
+
+
+# Every byte to its class for the 32-hex-digit words: `h` a hex digit, `g` another ASCII letter or digit, else space.
+_HEX_CLASSES = bytes(0x68 if chr(c) in "0123456789abcdefABCDEF" else 0x67 if _alnum(c) else 32 for c in range(256))
+
+
+def _hex32(data: bytes) -> set[str]:
+    """The distinct alphanumeric runs of exactly 32 hex digits in the (lower-cased) text's bytes."""
+    classes = b" " + data.translate(_HEX_CLASSES) + b" "
+    shape = b" " + b"h" * 32 + b" "
+    found: set[str] = set()
+    at = classes.find(shape)
+    while at >= 0:  # at is where the word starts in data (classes has one byte more in front)
+        found.add(data[at : at + 32].decode("ascii"))
+        at = classes.find(shape, at + 33)
     return found
 
 

@@ -11,7 +11,8 @@
 #
 # The text is scanned with every invisible character of characters.INVISIBLE removed (a zero-width space or
 # a bidi control inside a token must not hide it); offsets are mapped back to the original text.  Where and
-# how a text is searched (on its UTF-8 bytes) lives in credential_text.py.
+# how a text is searched (on its UTF-8 bytes) lives in credential_text.py; with the optional wheypoint[fast]
+# installed, credential_fast.py finds the keywords in one Aho-Corasick pass instead, to the same answer.
 #
 # Nothing is compiled at import: the rule modules load on the first scan, each regex when a keyword of its
 # rule first occurs in a scanned text.  Keywords (lower-case literals) gate every rule, so ordinary prose
@@ -284,6 +285,7 @@ class _Compiled:
         from wheypoint.model import credential_hand as hand
         from wheypoint.model import credential_rules as generated
         from wheypoint.model import credential_values as values
+        from wheypoint.model.credential_text import NeedleIndex
 
         self.hand, self.values = hand, values
         rules: list[_Rule] = []
@@ -305,36 +307,11 @@ class _Compiled:
         for rule in rules:
             rule.anchored = rule.anchored or rule.rule_id in _ANCHORED
         self.rules = rules
-        self.needles = frozenset(n for rule in rules for n in rule.needles)
+        self.index = NeedleIndex((n for rule in rules for n in rule.needles), _COMMON_WORDS)
         self.by_needle: dict[str, list[int]] = {}  # needle -> priorities of the rules it gates
         for rule in rules:
             for needle in rule.needles:
                 self.by_needle.setdefault(needle, []).append(rule.priority)
-        # How each needle is looked for (see _present): directly in the text, or by the first alphanumeric run of
-        # the needle (its head) among the text's alphanumeric runs.
-        self.direct: dict[str, bytes] = {}  # the needles looked for in the text itself, and their bytes
-        self.direct_words: list[str] = []  # the direct needles made of letters and digits only
-        self.heads: dict[str, list[str]] = {}
-        for needle in self.needles:
-            if needle.startswith("\x00"):
-                continue
-            # the longest run: `sk_live` is looked for as `live`, which is rarer than `sk`
-            head = max(re.findall(r"[a-z0-9]+", needle), key=len, default="")
-            if len(head) < 3 or needle in _COMMON_WORDS or any(c.isspace() for c in needle):
-                if needle.isascii() and needle.isalnum():
-                    self.direct_words.append(needle)
-                else:
-                    self.direct[needle] = needle.encode()
-            else:
-                self.heads.setdefault(head, []).append(needle)
-        self.exact_heads = frozenset(self.heads)
-        self.fused: dict[str, tuple[str, ...]] = {}
-        for head in self.heads:
-            if len(head) >= 3:
-                self.fused[head[:3]] = (*self.fused.get(head[:3], ()), head)
-        # Every byte but ASCII letters and digits to a space: bytes.translate and split cut a text into its
-        # alphanumeric runs many times faster than re.findall does (a non-ASCII character is bytes >= 0x80)
-        self.to_space = bytes(c if chr(c).isascii() and chr(c).isalnum() else 32 for c in range(256))
         self.global_allow = generated.GLOBAL_ALLOW
         self.global_stopwords = generated.GLOBAL_STOPWORDS
         self.patterns: dict[int, re.Pattern[str]] = {}
@@ -423,7 +400,7 @@ def _scan(text: str) -> list[CredentialHit]:
     hand = compiled.hand
     shapes: dict[str, list[int] | None] = {}
     haystack = text_search.Haystack(text)
-    present = text_search.present(compiled, haystack, shapes)
+    present = text_search.present(compiled.index, haystack, shapes)
     if not present:
         return []
     found: list[tuple[int, int, int, str, bool]] = []  # (priority, start, end, rule, allow-listed)
