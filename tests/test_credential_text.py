@@ -224,3 +224,51 @@ def test_windows_that_meet_on_one_line_keep_the_first_one_whole() -> None:
     text = token + "\n" + "airtable " + "y " * 300 + "\n" + "z " * 100 + "airtable\n"
     assert text.rindex("airtable") - text.index("airtable") > 2 * WINDOW
     assert [(h.rule, h.start) for h in scan_text(text)] == [("airtable-personnal-access-token", 0)]
+
+
+def test_byte_offsets_map_to_character_offsets_across_blocks() -> None:
+    """Every character start of a text of 1-, 2-, 3- and 4-byte characters (a lone surrogate too) maps to its index."""
+    rng = random.Random(9)
+    text = "".join(rng.choice(["a", "é", "語", "\U0001f600", "\ud800", "\n"]) for _ in range(9000))
+    haystack = credential_text.Haystack(text)
+    starts, at = [], 0
+    for char in text:
+        starts.append(at)
+        at += len(char.encode("utf-8", "surrogatepass"))
+    assert haystack.chars(starts) == list(range(len(text)))
+    assert credential_text.Haystack("ascii only").chars([0, 3, 9]) == [0, 3, 9]
+
+
+def _present(text: str) -> set[str]:
+    """The needles the standard-library path finds in text."""
+    engine = list(credential_text._ENGINE)
+    credential_text._ENGINE[:] = [None]
+    try:
+        return credential_text.present(credentials._compiled().index, credential_text.Haystack(text), {})
+    finally:
+        credential_text._ENGINE[:] = engine
+
+
+def test_a_needle_counts_when_it_occurs_at_every_text_size() -> None:
+    """Past 64 KB needles are tested on the text's distinct tokens, not the text: the answer is the short text's.
+
+    Each needle of the index is put in a sentence alone, glued to a letter before and after, and inside a token; the
+    needles found are the same with 70 KB of other words after it.
+    """
+    index = credentials._compiled().index
+    filler = "plain words of no interest, said twice; plain words of no interest.\n" * 1100
+    assert len(filler) > 1 << 16
+    for needle in sorted(n for n in index.needles if not n.startswith("\x00")):
+        for text in (f"we said {needle} then", f"x{needle}y", f"a.b-{needle}_c:d"):
+            assert _present(text) == _present(text + "\n" + filler), (needle, text)
+            assert needle in _present(text) or needle in index.head_of, (needle, text)
+
+
+def test_a_needle_only_its_head_suggests_does_not_count_in_a_long_text() -> None:
+    """`live` begins a word, yet `sk_live` is not in the text: no rule keyed on it runs, however long the text."""
+    index = credentials._compiled().index
+    assert index.head_of.get("sk_live") == ("live", 3)
+    text = "a live demo, sk then live again\n" * 3000
+    assert len(text) > 1 << 16
+    assert "sk_live" not in _present(text)
+    assert "sk_live" in _present(text + "sk_live_")
