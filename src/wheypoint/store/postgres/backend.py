@@ -1,8 +1,9 @@
 """The PostgreSQL backend of the store: one database a team shares, behind the same interface as the SQLite file.
 
 Crash safety. A checkpoint is exactly one transaction (BEGIN ... COMMIT) that inserts the revision row and
-moves the head pointer and the head indexes together; PostgreSQL makes it atomic and durable (its WAL is
-flushed before COMMIT returns, under the server's default `synchronous_commit = on`). A client killed, or a
+moves the head pointer, the head indexes and the revision count together; PostgreSQL makes it atomic and
+durable (its WAL is flushed before COMMIT returns, under the server's default `synchronous_commit = on`). A client
+killed, or a
 server that goes away, at any instant leaves either the old head or the new one, complete: an
 acknowledged revision is committed, and an unacknowledged one is either committed whole or not at all.
 
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 from wheypoint.model.errors import Refusal
 from wheypoint.store.postgres.url import APPLICATION, CONNECT_TIMEOUT_S, LOCK_TIMEOUT_MS, redacted, scrubbed
-from wheypoint.store.sql import SqlStore, search_texts
+from wheypoint.store.sql import SqlStore, intact_record, search_texts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, TypeVar
+
+    from wheypoint.store.rows import ListedWork, OpenGate, WorkQuery, Write
 
     T = TypeVar("T")
 
@@ -77,6 +80,11 @@ class PostgresStore(SqlStore):
         self.shown = redacted(url)
         self._ready: bool | None = None  # whether the schema exists: probed on first read
         self._kept = False  # a kept reader's connection goes back to _KEPT when it is closed
+        self._unchecked = False  # a taken kept reader's schema is checked at its first read (_first_check)
+        self._cursor: Any = None  # one cursor of the connection runs every statement (a new one each costs 30 µs)
+        # What a statement read beyond its own answer, for the next read that asks it (once; a write drops both):
+        self._ahead: dict[str, tuple[Any, str, Any]] = {}  # head records `open_gates` read, for `records`
+        self._counted: tuple[WorkQuery, int] | None = None  # a `--grep` list's count of matches, for `count_works`
 
     def _refusal(self, exc: Exception, doing: str) -> Refusal:
         state = getattr(exc, "sqlstate", None)
@@ -95,55 +103,81 @@ class PostgresStore(SqlStore):
 
         A kept connection is idle (no transaction open) when it is handed on, and every write takes its locks at
         transaction level, so nothing of one caller's outlives its close. A taken connection has its schema version
-        checked as a fresh reader's is; a writer's empty or older schema is brought up to date by its first
-        transaction (`_transaction`), as for a fresh writer."""
-        psycopg = _driver(url)
+        checked as a fresh reader's is, a writer's at once, a reader's at its first read (`_first_check`, which a
+        first read of the store's version makes part of its own statement); a writer's empty or older schema is
+        brought up to date by its first transaction (`_transaction`), as for a fresh writer."""
+        _driver(url)
+        store = cls(None, url)
+        store._kept = kept
+        if not (kept and store._take_idle(create)):
+            store._connect(create)
+        return store
+
+    def _take_idle(self, create: bool) -> bool:
+        """Whether an idle connection of a kept store was taken (a writer's checked already, a reader's not yet)."""
+        psycopg = _driver()
+        idle = _KEPT.setdefault(self.url, [])
+        while idle:
+            try:
+                conn = idle.pop()
+            except IndexError:  # another thread took the last one
+                break
+            if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                self._conn = conn
+                if not create:
+                    self._unchecked = True
+                    return True
+                try:
+                    self._check_version()  # the schema may have moved on since: what a fresh reader does
+                except psycopg.Error:
+                    self._discard()  # a connection the server dropped meanwhile: try the next, else connect afresh
+                    continue
+                return True
+        return False
+
+    def _connect(self, create: bool) -> None:
+        """A new connection, its schema checked (a reader) or brought up to date (a writer)."""
+        psycopg = _driver(self.url)
         from psycopg.conninfo import conninfo_to_dict
 
         from wheypoint.store.postgres.url import session_options
 
-        store = cls(None, url)
-        store._kept = kept
-        if store._kept:
-            idle = _KEPT.setdefault(url, [])
-            while idle:
-                try:
-                    conn = idle.pop()
-                except IndexError:  # another thread took the last one
-                    break
-                if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-                    store._conn = conn
-                    try:
-                        store._check_version()  # the schema may have moved on since: what a fresh reader does
-                    except psycopg.Error:
-                        store._discard()  # a connection the server dropped meanwhile: connect afresh below
-                        continue
-                    return store
         try:
-            given = conninfo_to_dict(url)
+            given = conninfo_to_dict(self.url)
             # prepare_threshold=None: no statement is ever prepared, so each is planned with its values. The driver
             # prepares one after its fifth run on a connection, and the server then settles on a generic plan, which
             # for `slug LIKE $1` (a prefix) or `ILIKE $1` (a substring) cannot use an index: a kept connection
             # (`mcp`, `serve`) scanned every work after a few lookups (3.7 ms at 10,000 works, against 0.2 ms).
-            store._conn = psycopg.connect(
-                url, autocommit=True, connect_timeout=int(given.get("connect_timeout") or CONNECT_TIMEOUT_S),
+            self._conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=int(given.get("connect_timeout") or CONNECT_TIMEOUT_S),
                 options=session_options(str(given.get("options") or "")), application_name=given.get("application_name")
                 or APPLICATION, prepare_threshold=None,
             )  # fmt: skip
             if create:
-                store._migrate()
+                self._migrate()
             else:
-                store._check_version()
+                self._check_version()
         except psycopg.Error as exc:
-            store._discard()
-            raise store._refusal(exc, "open") from None
+            self._discard()
+            raise self._refusal(exc, "open") from None
         except BaseException:
-            store._discard()
+            self._discard()
             raise
-        return store
+
+    def _first_check(self) -> None:
+        """A taken reader's check, before its first read: as a fresh reader's at open, and a connection the server
+        dropped while it was idle is replaced by a new one, as `open` would have replaced it."""
+        psycopg = _driver()
+        self._unchecked = False
+        try:
+            self._check_version()
+            return
+        except psycopg.Error:
+            self._discard()
+        self._connect(create=False)
 
     def _discard(self) -> None:
-        conn, self._conn = self._conn, None
+        conn, self._conn, self._cursor = self._conn, None, None
         if conn is not None:
             try:
                 conn.close()
@@ -199,21 +233,34 @@ class PostgresStore(SqlStore):
     # ---------------------------------------------------------------- what sql.SqlStore asks of a backend
 
     def _exists(self) -> bool:
+        if self._unchecked:
+            self._first_check()
         return self._conn is not None and bool(self._ready)
+
+    def _cursor_now(self) -> Any:
+        """The cursor of the connection the store holds now (a kept reader may have been given a new one)."""
+        cursor = self._cursor
+        if cursor is None or cursor.connection is not self._conn:
+            cursor = self._cursor = self._conn.cursor()
+        return cursor
 
     def _run(self, sql: str, args: tuple[Any, ...], *, many: bool = False) -> list[tuple[Any, ...]]:
         psycopg = _driver()
         try:
+            cursor = self._cursor_now()
             if many:
-                self._conn.cursor().executemany(_driver_sql(sql), args)
+                cursor.executemany(_driver_sql(sql), args)
                 return []
-            cursor = self._conn.execute(_driver_sql(sql), args)
+            cursor.execute(_driver_sql(sql), args)
             return cursor.fetchall() if cursor.description is not None else []
         except psycopg.Error as exc:
             raise self._refusal(exc, "write to" if self._conn.info.transaction_status else "read") from None
 
     def _transaction(self, work_ids: Sequence[str], body: Callable[[], T]) -> T:
         psycopg = _driver()
+        self._ahead, self._counted = {}, None  # read before this write: the write may change them
+        if self._unchecked:
+            self._first_check()
         if not self._ready:
             try:
                 self._migrate()
@@ -230,6 +277,44 @@ class PostgresStore(SqlStore):
     def _lock(self, work_id: str) -> None:
         self._run("SELECT pg_advisory_xact_lock(?, hashtext(?) & ?)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
 
+    def _insert_revision(self, record: dict[str, Any], revision: dict[str, Any], write: Write) -> None:
+        super()._insert_revision(record, revision, write)
+        # One more in the count of the bucket whose lock this transaction holds (migrations.m008_revision_counts).
+        self._run(
+            "INSERT INTO revision_counts (bucket, revisions) VALUES (hashtext(?) & ?, 1) "
+            "ON CONFLICT (bucket) DO UPDATE SET revisions = revision_counts.revisions + 1",
+            (write.work_id, LOCK_BUCKETS - 1),
+        )
+
+    def version(self) -> int:
+        """The count of revisions (as SqlStore's), summed from the buckets' counts rather than counted row by row. As a
+        taken reader's first read (each page of `serve` starts with it) it checks the schema in the same statement."""
+        if self._unchecked:
+            counted = self._version_checked()
+            if counted is not None:
+                return counted
+        row = self._one("SELECT COALESCE(sum(revisions), 0) FROM revision_counts", ())
+        return int(row[0]) if row else 0
+
+    def _version_checked(self) -> int | None:
+        """The store's version and the schema's in one round trip; None when that is not the answer (another schema,
+        none, or a connection that failed), which `_first_check` then gives as a fresh reader would get it."""
+        from wheypoint.store.postgres.migrations import SCHEMA_VERSION
+
+        try:
+            row = (
+                self._cursor_now()
+                .execute("SELECT (SELECT version FROM wheypoint_schema), (SELECT COALESCE(sum(revisions), 0) FROM "
+                         "revision_counts)")
+                .fetchone()
+            )  # fmt: skip
+        except _driver().Error:
+            return None
+        if row is None or row[0] != SCHEMA_VERSION:
+            return None
+        self._unchecked, self._ready = False, True
+        return int(row[1])
+
     def _starts_with(self, column: str) -> str:
         return f"{column} LIKE ?"  # a range on the slug's "C" btree; backslash is PostgreSQL's LIKE escape already
 
@@ -239,6 +324,63 @@ class PostgresStore(SqlStore):
         args.extend(grep)
         join = f" JOIN search s ON s.work_id = w.work_id CROSS JOIN (SELECT {query} AS q) g"
         return join, "s.document @@ g.q", "ts_rank(s.document, g.q) DESC, w.updated_at DESC, w.work_id"
+
+    def open_gates(self, query: WorkQuery, offset: int, limit: int) -> tuple[int, list[OpenGate]]:
+        """SqlStore's answer in one statement: the page of gates, each row with the count of them all beside it (a
+        window over the rows the page is sorted from anyway) instead of a second statement that finds them again,
+        and with its work's head record, which the next `records` of those works is answered from (the inbox draws
+        each gate from its record). A page past the last has no row to carry the count, and counts alone."""
+        from wheypoint.store.listsql import gate_count_sql, gates_sql
+        from wheypoint.store.rows import OpenGate
+
+        if not self._exists():
+            return 0, []
+        page, args = gates_sql(query, self._list_grep, self._gate_added_in(), offset, limit, counted=True)
+        rows = self._rows(
+            "SELECT g.work_id, g.entry_id, g.since, g.total, r.record_json, r.revision_id, r.record_digest "
+            f"FROM ({page}) g JOIN works h ON h.work_id = g.work_id "
+            "LEFT JOIN revisions r ON r.revision_id = h.head_revision_id ORDER BY g.since, g.work_id, g.entry_id",
+            tuple(args),
+        )
+        self._ahead = {str(row[0]): (row[4], str(row[5]), row[6]) for row in rows if row[4] is not None}
+        if rows:
+            return int(rows[0][3]), [OpenGate(*row[:3]) for row in rows]
+        if not offset:
+            return 0, []
+        sql, args = gate_count_sql(query, self._list_grep)
+        counted = self._one(sql, tuple(args))
+        return int(counted[0]) if counted else 0, []
+
+    def list_works(self, query: WorkQuery) -> list[ListedWork]:
+        """SqlStore's; a `--grep` list (ranked, so every match is read to sort them anyway) also counts its matches in
+        the same statement, for the next `count_works` of the same query (the inbox asks it next)."""
+        if not query.grep or not self._exists():
+            return super().list_works(query)
+        from wheypoint.store.listsql import list_sql
+        from wheypoint.store.rows import ListedWork
+
+        sql, args = list_sql(query, self._list_grep, counted=True)
+        rows = self._rows(sql, tuple(args))
+        if rows or not query.offset:
+            self._counted = (query._replace(limit=0, offset=0), int(rows[0][-1]) if rows else 0)
+        return [ListedWork(*row[:-1]) for row in rows]
+
+    def count_works(self, query: WorkQuery) -> int:
+        """SqlStore's, or the count the last `list_works` of the same query read with its rows (once)."""
+        counted, self._counted = self._counted, None
+        if counted is not None and counted[0] == query._replace(limit=0, offset=0):
+            return counted[1]
+        return super().count_works(query)
+
+    def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """SqlStore's, answering first from the head records the last `open_gates` read (once: then they are gone)."""
+        ahead, self._ahead = self._ahead, {}
+        if not ahead:
+            return super().records(work_ids)
+        found = {work_id: intact_record(work_id, ahead[work_id][1], ahead[work_id][2], ahead[work_id][0])
+                 for work_id in dict.fromkeys(work_ids) if work_id in ahead}  # fmt: skip
+        rest = [work_id for work_id in work_ids if work_id not in found]
+        return {**found, **super().records(rest)} if rest else found
 
     def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
         self._run(
@@ -261,7 +403,7 @@ class PostgresStore(SqlStore):
                 "integrity": None, "data_checksums": str(checksums[0]) if checksums else None}  # fmt: skip
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
+        conn, self._conn, self._cursor = self._conn, None, None
         if conn is not None and self._kept and not conn.closed:
             idle = _KEPT.setdefault(self.url, [])
             if conn.info.transaction_status == _driver().pq.TransactionStatus.IDLE and len(idle) < KEPT_IDLE:

@@ -12,7 +12,10 @@ two first openers of an empty database migrate it once. The tables mean what the
   cannot be created (a role without the right), the same query scans instead;
 - `--grep`: a `tsvector` column with a GIN index, ranked by `ts_rank`. The `simple` configuration splits
   words and folds case without stemming, which is what SQLite's unicode61 tokenizer does (it also folds
-  diacritics, which `simple` does not: `café` does not match `cafe` here).
+  diacritics, which `simple` does not: `café` does not match `cafe` here);
+- `serve`'s pages: a partial index of the head's open gates (what the inbox counts and pages through), and the
+  store's version (the count of revisions, which every page reads) kept as one count per work lock bucket, so it
+  is a sum over at most LOCK_BUCKETS rows instead of a count of every revision.
 """
 
 from __future__ import annotations
@@ -139,6 +142,25 @@ def m007_gate_ages(run: Callable[[str], None]) -> None:
                                                 THEN r.record_json::jsonb -> 'entries' ELSE '[]'::jsonb END) AS j(value)
         WHERE w.work_id = e.work_id AND e.gates = 1 AND j.value ->> 'id' = e.entry_id
           AND jsonb_typeof(j.value -> 'added_in') = 'number' AND j.value ->> 'added_in' ~ '^[0-9]{1,9}$'""")
+
+
+@migration
+def m008_revision_counts(run: Callable[[str], None]) -> None:
+    """How many revisions the store holds, as one count per work lock bucket (backend.LOCK_BUCKETS).
+
+    The writer of a revision adds one to its work's bucket inside its transaction, holding that bucket's advisory
+    lock already, so no writer waits on another for a count and the sum of the counts, in any snapshot, is the
+    number of revisions committed. Filled here from the revisions there are; the bucket is the lock's key
+    (`hashtext(work_id) & 1023`, for the 1024 buckets the lock has)."""
+    run("CREATE TABLE revision_counts (bucket INTEGER PRIMARY KEY, revisions BIGINT NOT NULL)")
+    run("INSERT INTO revision_counts (bucket, revisions) "
+        "SELECT hashtext(work_id) & 1023, count(*) FROM revisions GROUP BY 1")  # fmt: skip
+
+
+@migration
+def m009_open_gates(run: Callable[[str], None]) -> None:
+    """The head's open gates by work, with what the inbox orders them by, so it reads them without the entries."""
+    run("CREATE INDEX entries_open_gates ON entries (work_id, entry_id, added_in) WHERE gates = 1 AND state = 'active'")
 
 
 SCHEMA_VERSION = len(MIGRATIONS)

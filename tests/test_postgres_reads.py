@@ -1,0 +1,142 @@
+"""The team store's reads for the long-lived front doors (`serve`, `mcp`): the store's version from one count per
+work lock bucket, the steps that add it and the open gates' index to an older store, and a kept reader's schema
+check made with its first read (one statement with the version), a dropped connection replaced as at open."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from test_store import outcome
+from test_store_contract import raw, seed, write
+from wheypoint.model.errors import Refusal
+from wheypoint.store import open_store
+from wheypoint.store.rows import Write
+
+
+@pytest.fixture
+def url(postgres_url: str) -> str:
+    return postgres_url
+
+
+def rows(url: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """A query through a connection of the test's own (not wheypoint's, not one of its kept ones)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, application_name="wheypoint-tests") as conn:
+        return [tuple(row) for row in conn.execute(sql, args or None).fetchall()]  # type: ignore[arg-type]
+
+
+def counts_by_bucket(url: str) -> list[tuple[Any, ...]]:
+    """The counts kept, and the counts of the revisions there are, by the bucket of each work's lock."""
+    from wheypoint.store.postgres.backend import LOCK_BUCKETS
+
+    kept = rows(url, "SELECT bucket, revisions FROM revision_counts WHERE revisions > 0 ORDER BY bucket")
+    there = rows(url, "SELECT hashtext(work_id) & %s, count(*) FROM revisions GROUP BY 1 ORDER BY 1", LOCK_BUCKETS - 1)
+    assert kept == there
+    return kept
+
+
+def test_the_version_counts_each_revision_written_once_in_its_work_lock_bucket(url: str) -> None:
+    store = open_store(url, create=True)
+    try:
+        seed(store, works=5)
+        write(store, "w0", 2, "rev-w0-1")
+        write(store, "w0", 2, "rev-w0-1")  # a replay counts nothing
+        store.commit_many([Write("w1", "rev-w1-1", "rev-w1-2", lambda head: outcome("w1", 2, "rev-w1-1")),
+                           Write("w2", "rev-w2-1", "rev-w2-2", lambda head: outcome("w2", 2, "rev-w2-1"))])  # fmt: skip
+        with pytest.raises(Refusal):  # the first is written, the second refused: neither is kept, nor counted
+            store.commit_many([Write("w3", "rev-w3-1", "rev-w3-2", lambda head: outcome("w3", 2, "rev-w3-1")),
+                               Write("w4", None, "rev-w4-2", lambda head: outcome("w4", 2, None))])  # fmt: skip
+        written = store.commit_stream(
+            Write(f"s{n}", None, f"rev-s{n}-1", lambda head, n=n: outcome(f"s{n}", 1, None)) for n in range(40)
+        )
+        assert written == (40, 0)
+        assert store.version() == 5 + 1 + 2 + 40 == rows(url, "SELECT count(*) FROM revisions")[0][0]
+        assert sum(n for _, n in counts_by_bucket(url)) == 48
+    finally:
+        store.close()
+
+
+def test_a_store_from_before_the_counts_and_the_gates_index_is_brought_up_to_date_by_a_reader(url: str) -> None:
+    from wheypoint.store.postgres.migrations import SCHEMA_VERSION
+
+    store = open_store(url, create=True)
+    try:
+        seed(store, works=4)
+        write(store, "w0", 2, "rev-w0-1")
+    finally:
+        store.close()
+    # As a team store of the runtime before these steps (schema 7) left it.
+    raw(url, "DROP INDEX entries_open_gates", "DROP TABLE revision_counts", "UPDATE wheypoint_schema SET version = 7")
+    reader = open_store(url, create=False)
+    try:
+        assert reader.version() == 5  # every revision the older runtime wrote is counted
+    finally:
+        reader.close()
+    assert rows(url, "SELECT version FROM wheypoint_schema") == [(SCHEMA_VERSION,)]
+    assert rows(url, "SELECT count(*) FROM pg_indexes WHERE indexname = 'entries_open_gates'") == [(1,)]
+    counts_by_bucket(url)
+    writer = open_store(url, create=True)
+    try:
+        write(writer, "w1", 2, "rev-w1-1")
+        assert writer.version() == 6
+    finally:
+        writer.close()
+
+
+@pytest.fixture
+def kept(url: str) -> Iterator[str]:
+    """A store of three works whose reader's connection is kept (as `serve` keeps them) for the next reader."""
+    store = open_store(url, create=True)
+    try:
+        seed(store, works=3)
+    finally:
+        store.close()
+    reader = open_store(url, create=False, kept=True)
+    try:
+        assert reader.version() == 3
+    finally:
+        reader.close()
+    yield url
+
+
+def read_first(url: str, what: str) -> int:
+    """A kept reader's first read: the store's version (as each page of `serve` starts), or a list of works."""
+    from wheypoint.store.rows import WorkQuery
+
+    store = open_store(url, create=False, kept=True)
+    try:
+        return store.version() if what == "version" else len(store.list_works(WorkQuery(limit=10)))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("what", ["version", "list"])
+def test_a_kept_reader_refuses_a_schema_newer_than_the_runtime_at_its_first_read(kept: str, what: str) -> None:
+    from wheypoint.store.postgres.migrations import SCHEMA_VERSION
+
+    raw(kept, f"UPDATE wheypoint_schema SET version = {SCHEMA_VERSION + 1}")  # a newer runtime migrated it meanwhile
+    with pytest.raises(Refusal) as refused:
+        read_first(kept, what)
+    assert refused.value.code == "runtime-behind"
+    raw(kept, f"UPDATE wheypoint_schema SET version = {SCHEMA_VERSION}")
+    assert read_first(kept, what) == 3
+
+
+@pytest.mark.parametrize("what", ["version", "list"])
+def test_a_kept_reader_whose_connection_the_server_dropped_reads_on_a_new_one(kept: str, what: str) -> None:
+    sessions = "SELECT pid FROM pg_stat_activity WHERE application_name = 'wheypoint' AND datname = current_database()"
+    before = rows(kept, sessions)
+    assert len(before) == 1  # the kept connection, idle
+    rows(kept, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'wheypoint' "
+               "AND datname = current_database()")  # fmt: skip
+    deadline = time.monotonic() + 10
+    while rows(kept, sessions) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert read_first(kept, what) == 3
+    after = rows(kept, sessions)
+    assert len(after) == 1 and after != before  # a new session, kept in turn
