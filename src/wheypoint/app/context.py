@@ -54,12 +54,25 @@ class Context:
     # next reader or writer of the process when it is closed, instead of connecting again (a connection costs more
     # than a page or a tool call).
     keep_connections = False
+    _shared: SharedReads | None = None  # set inside `one_store`
 
     def open_store(self, *, create: bool) -> Store:
-        """The store this environment names (see `store.open_store`); `create` only for writes."""
+        """The store this environment names (see `store.open_store`); `create` only for writes. Inside `one_store`,
+        a read is served by the block's one store."""
+        shared = self._shared
+        if shared is not None:
+            return shared.writer(self) if create else shared.reader(self)
+        return self._open(create)
+
+    def _open(self, create: bool) -> Store:
         from wheypoint.store import open_store
 
         return open_store(store_location(self.environ), create=create, kept=self.keep_connections)
+
+    def one_store(self) -> SharedReads:
+        """A `with` block whose reads all go through one store, opened at the first of them and closed when the block
+        ends (`serve`: one store, and on a team store one connection, per page, however many reads draw it)."""
+        return SharedReads(self)
 
     def note_roots(self) -> list[str]:
         """Where notes of this checkout live: its top folder and every other worktree, else the current folder."""
@@ -101,6 +114,92 @@ class Context:
         value = self.environ.get("WHEYPOINT_SESSION", "")
         harness, _, session_id = value.partition(":")
         return {"harness": harness, "id": session_id} if harness and session_id else None
+
+
+# The reads one page repeats (its head, its work, its backlinks, as several app functions each look them up): inside
+# `one_store`, each is asked of the store once and answered again from what it said.
+REPEATED_READS = frozenset(("work", "record", "records", "backlinks", "revisions", "history"))
+
+
+class SharedReads:
+    """`Context.one_store`'s block: the one store its reads borrow, what they were answered, and what it closes.
+
+    A read borrows the store (its `close` leaves it open); a read asked again (REPEATED_READS, the same arguments)
+    is answered as the first time, so the block draws from one moment of the store. A write opens a store of its
+    own, as outside the block, and the reads after it borrow a store opened after it and are asked again, so they
+    see what it wrote even where the first store could not (a reader of a store that did not exist yet sees an
+    empty one). What a read answers is shared by the readers of the block: they read it, never change it."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.current: Store | None = None
+        self.opened: list[Store] = []  # closed when the block ends, the first first
+        self.answers: dict[tuple[Any, ...], Any] = {}
+
+    def reader(self, ctx: Context) -> Store:
+        if self.current is None:
+            self.current = ctx._open(create=False)
+            self.opened.append(self.current)
+        return _Borrowed(self.current, self.answers)  # a Store by delegation (its __getattr__)
+
+    def writer(self, ctx: Context) -> Store:
+        self.current = None  # reads after this write borrow a store opened after it, and ask it afresh
+        self.answers = {}
+        return ctx._open(create=True)
+
+    def __enter__(self) -> SharedReads:
+        self.ctx._shared = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ctx._shared = None
+        opened, self.opened, self.current, self.answers = self.opened, [], None, {}
+        failed: Refusal | None = None
+        for store in opened:  # each is closed, even after one that failed to; the first refusal is raised
+            try:
+                store.close()
+            except Refusal as refusal:
+                failed = failed or refusal
+        if failed is not None:
+            raise failed
+
+
+class _Borrowed:
+    """A store lent to one reader inside `Context.one_store`: every method is the block's store's but `close`, and
+    a repeated read is answered from the block's answers."""
+
+    def __init__(self, store: Store, answers: dict[tuple[Any, ...], Any]) -> None:
+        self._store = store
+        self._answers = answers
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._store, name)
+        if name not in REPEATED_READS:
+            return method
+        answers = self._answers
+
+        def remembered(*args: Any) -> Any:
+            key = (name, *(tuple(arg) if isinstance(arg, list) else arg for arg in args))
+            if key not in answers:
+                answers[key] = _head_of_history(answers, key) or method(*args)
+            answer = answers[key]
+            return list(answer) if isinstance(answer, list) else dict(answer) if name == "records" else answer
+
+        return remembered
+
+    def close(self) -> None:
+        """Nothing: the block closes its store when it ends."""
+
+
+def _head_of_history(answers: dict[tuple[Any, ...], Any], key: tuple[Any, ...]) -> Any:
+    """A work's head record when the block read its history already: the history's last record, if that is the
+    revision the work's head is (both read, and verified, by the block); else None."""
+    if len(key) != 2 or key[0] != "record":
+        return None
+    work, history = answers.get(("work", key[1])), answers.get(("history", key[1]))
+    if work is None or not history or history[-1].receipt.get("revision_id") != work.head_revision_id:
+        return None
+    return history[-1].record
 
 
 def note_path_named(ctx: Context, ref: str) -> str | None:

@@ -91,13 +91,16 @@ def work_page(ctx: Context, work_id: str) -> dict[str, Any]:
 
     store = ctx.open_store(create=False)
     try:
-        record = store.record(work_id)
-        added_at = {r["revision_number"]: r["captured_at"] for r in store.revisions(work_id)} if record else {}
+        record, revisions = None, []
+        if store.work(work_id) is not None:
+            revisions = log(ctx, work_id)["revisions"]  # every revision, with its time: when each gate was asked
+            record = store.record(work_id)  # inside `Context.one_store`, the last record of the history log read
     finally:
         store.close()
     if record is None:
         raise Refusal("record-missing", f"no work {work_id} in the store")
-    return {"record": record, "gates": gates_of(record, added_at), "revisions": log(ctx, work_id)["revisions"]}
+    added_at = {revision["revision_number"]: revision["captured_at"] for revision in revisions}
+    return {"record": record, "gates": gates_of(record, added_at), "revisions": revisions}
 
 
 def revisions_since(ctx: Context, work_id: str, base: str) -> list[dict[str, Any]]:

@@ -45,11 +45,13 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "wheypoint"
     sys_version = ""
     # A client that sends nothing for this long is dropped. Each request has its own thread (a browser's
-    # speculative connection that never sends a request would otherwise stall every other one) and opens its
-    # own store, so the store's compare-and-set on the head orders two answers sent at once.
+    # speculative connection that never sends a request would otherwise stall every other one) and its own
+    # Context, whose reads share one store (opened at the first, closed when the request is answered); an answer
+    # writes through a store of its own, so the store's compare-and-set on the head orders two answers sent at once.
     timeout = 15
     guard: Guard
     context: Callable[[], Context]
+    ctx: Context  # this request's
     timing = False  # whether each response says how long the server took (Server-Timing)
     started = 0.0
 
@@ -85,6 +87,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def _run(self, route: Callable[[], None]) -> None:
         self.started = time.perf_counter()  # the request line and headers are read: the request is received
+        self.ctx = self.context()
+        try:
+            with self.ctx.one_store():  # every read of the page through one store, closed once it is answered
+                self._respond(route)
+        except Refusal:
+            pass  # the page's read store would not close: the page is sent already, and nothing was written
+
+    def _respond(self, route: Callable[[], None]) -> None:
         try:
             if not self.guard.host_ok(self.headers.get("Host")):
                 raise Reply(403, "Refused", "this server answers only at the address it printed")
@@ -136,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
             live = self._live("/" + (f"?{parts.query}" if parts.query else ""))
             gate_page, page = _pages(parts.query)
             try:
-                data = inbox(self.context(), _filters(parts.query), gate_page, page)
+                data = inbox(self.ctx, _filters(parts.query), gate_page, page)
             except Refusal as refusal:
                 raise Reply(400, "Bad filter", refusal.message) from None
             self._send(200, pages.inbox_page(data, csrf, live=live), live=True)
@@ -153,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
             from wheypoint.web.pages_health import health_html
 
             live = self._live("/health")
-            self._send(200, health_html(doctor(self.context()), live), live=True)
+            self._send(200, health_html(doctor(self.ctx), live), live=True)
         elif WORK_PATH.match(path):
             self._send(200, self._work(WORK_PATH.match(path).group(1), csrf), live=True)  # type: ignore[union-attr]
         elif DIFF_PATH.match(path):
@@ -166,7 +176,7 @@ class Handler(BaseHTTPRequestHandler):
         the page reload once more, never miss a change) and the GET address it reloads."""
         from wheypoint.app.workview import store_version
 
-        return store_version(self.context()), address
+        return store_version(self.ctx), address
 
     def _changes(self, query: str) -> None:
         """`/changes?since=V`: the store's version now and whether it differs from V, as JSON (what live.js polls)."""
@@ -176,7 +186,7 @@ class Handler(BaseHTTPRequestHandler):
         since = asked.get("since")
         if since is not None and not VERSION.match(since):
             raise Reply(400, "Bad request", "since takes a store version: a whole number")
-        version = store_version(self.context())
+        version = store_version(self.ctx)
         reply: dict[str, Any] = {"version": version}
         if since is not None:
             reply["changed"] = version != int(since)
@@ -189,9 +199,9 @@ class Handler(BaseHTTPRequestHandler):
 
         live = self._live(f"/work/{work_id}")
         try:
-            data = work_page(self.context(), work_id)
-            data.update(links_both_ways(self.context(), work_id))
-            data["lineage"] = lineage(self.context(), work_id)
+            data = work_page(self.ctx, work_id)
+            data.update(links_both_ways(self.ctx, work_id))
+            data["lineage"] = lineage(self.ctx, work_id)
         except Refusal as refusal:
             raise Reply(404, "Not found", refusal.message) from None
         return work_html(data, csrf, live=live, **shown)
@@ -207,7 +217,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise Reply(400, "Bad revision", f"{name} takes a revision: rN, its number N, or its id rev-<16 hex>")
         live = self._live(f"/work/{work_id}/diff" + (f"?{query}" if query else ""))
         try:
-            data = diff_between(self.context(), work_id, asked.get("from"), asked.get("to"))
+            data = diff_between(self.ctx, work_id, asked.get("from"), asked.get("to"))
         except Refusal as refusal:
             status = 404 if refusal.code in ("record-missing", "revision-missing") else 400
             raise Reply(status, "Not found" if status == 404 else "Bad revision", refusal.message) from None
@@ -255,13 +265,18 @@ class Handler(BaseHTTPRequestHandler):
 
         csrf, work_id = self.guard.csrf_for(session), form["work_id"]
         try:
-            done = answer_gate(self.context(), work_id, form["entry"], form["base"], form["answer"], form["reason"])
+            # Through a Context of its own (its reads too), so every read of the page drawn after it, which share
+            # the request's store, comes after the write.
+            writing = self.context()
+            done = answer_gate(writing, work_id, form["entry"], form["base"], form["answer"], form["reason"])
         except Refusal as refusal:
             error = scrub(refusal.as_json(lambda parameter: parameter))
             if refusal.code == "stale-parent":
-                moved = revisions_since(self.context(), work_id, form["base"])
-                notice = "The work moved on since this page was drawn; nothing was written. Here is its head now: " \
-                         "answer again if the gate is still open."
+                moved = revisions_since(self.ctx, work_id, form["base"])
+                notice = (
+                    "The work moved on since this page was drawn; nothing was written. Here is its head now: "
+                    "answer again if the gate is still open."
+                )
                 self._send(409, self._work(work_id, csrf, notice=notice, refused=True, moved=moved), live=True)
                 return
             words = [error["message"], *(f"{p['path']}: {p['message']}" for p in error.get("problems", []))]
@@ -318,9 +333,9 @@ def _filters(query: str) -> dict[str, list[str]]:
     return chosen
 
 
-def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: TextIO | None = None) -> int:
-    """Bind, print the one JSON line with the URL, answer requests until SIGINT or SIGTERM; exit 0."""
-    out = out or sys.stdout
+def bound(ctx: Context, host: str, port: int) -> tuple[ThreadingHTTPServer, Guard]:
+    """The server of one run, bound and not yet answering, and its guard; per request its handler makes a fresh
+    Context of `ctx`'s folder and environment, whose team store connections are kept for the next request."""
 
     class Bound(Handler):
         """The handler of this run: its guard, and a fresh Context (the same folder and environment) per request."""
@@ -337,7 +352,14 @@ def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: T
         server = ThreadingHTTPServer((host, port), Bound)
     except OSError as exc:
         raise Refusal("serve-unbound", f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    guard = Bound.guard = Guard(host, int(server.server_address[1]))
+    Bound.guard = Guard(host, int(server.server_address[1]))
+    return server, Bound.guard
+
+
+def serve(ctx: Context, host: str, port: int, open_browser: bool = False, out: TextIO | None = None) -> int:
+    """Bind, print the one JSON line with the URL, answer requests until SIGINT or SIGTERM; exit 0."""
+    out = out or sys.stdout
+    server, guard = bound(ctx, host, port)
     url = f"{guard.origin}/?token={guard.token}"
 
     def stop(signum: int, frame: object) -> None:
