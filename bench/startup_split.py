@@ -44,27 +44,21 @@ def timed_import(*args, **kwargs):
         if depth[0] == 0:
             spent["imports"] += time.perf_counter() - start
 builtins.__import__ = timed_import
+def clocked(function, key):
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[key] += time.perf_counter() - start
+    return timed
 import re._compiler as compiler
-real_compile = compiler.compile
-def timed_compile(*args, **kwargs):
-    start = time.perf_counter()
-    try:
-        return real_compile(*args, **kwargs)
-    finally:
-        spent["re.compile"] += time.perf_counter() - start
-compiler.compile = timed_compile
+compiler.compile = clocked(compiler.compile, "re.compile")
 t1 = time.perf_counter()
 from wheypoint.cli import main as cli
 t2 = time.perf_counter()
 import wheypoint.app.gitrun as gitrun
-real_git = gitrun.run_git
-def timed_git(*args, **kwargs):
-    start = time.perf_counter()
-    try:
-        return real_git(*args, **kwargs)
-    finally:
-        spent["git"] += time.perf_counter() - start
-gitrun.run_git = timed_git
+gitrun.run_git = clocked(gitrun.run_git, "git")
 spent["imports"] = 0.0
 t3 = time.perf_counter()
 code = cli.main(sys.argv[1:])
