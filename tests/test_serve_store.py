@@ -28,8 +28,8 @@ from wheypoint.web.server import bound
 # page of gates with their count and their works' head records, a page of works, and their count (which a
 # ranked `grep` list reads with its rows). A work: the work, its history (the head is its last record) and its
 # backlinks, then for the work linking to it, which the lineage's walk (`graph`) reaches, its record, work and
-# backlinks. A diff: the work, its revisions, and the two records compared.
-STATEMENTS = {"inbox": 4, "inbox ?grep=": 3, "inbox ?owner=": 4, "work": 4 + 3, "diff": 5, "changes": 1}
+# backlinks. A diff: the work and its history (a short one, read whole: its receipts and the two records compared).
+STATEMENTS = {"inbox": 4, "inbox ?grep=": 3, "inbox ?owner=": 4, "work": 4 + 3, "diff": 3, "changes": 1}
 
 
 class Serving:

@@ -181,7 +181,8 @@ class _Borrowed:
         def remembered(*args: Any) -> Any:
             key = (name, *(tuple(arg) if isinstance(arg, list) else arg for arg in args))
             if key not in answers:
-                answers[key] = _head_of_history(answers, key) or method(*args)
+                known, answer = _from_history(answers, key)
+                answers[key] = answer if known else method(*args)
             answer = answers[key]
             return list(answer) if isinstance(answer, list) else dict(answer) if name == "records" else answer
 
@@ -191,15 +192,23 @@ class _Borrowed:
         """Nothing: the block closes its store when it ends."""
 
 
-def _head_of_history(answers: dict[tuple[Any, ...], Any], key: tuple[Any, ...]) -> Any:
-    """A work's head record when the block read its history already: the history's last record, if that is the
-    revision the work's head is (both read, and verified, by the block); else None."""
-    if len(key) != 2 or key[0] != "record":
-        return None
-    work, history = answers.get(("work", key[1])), answers.get(("history", key[1]))
-    if work is None or not history or history[-1].receipt.get("revision_id") != work.head_revision_id:
-        return None
-    return history[-1].record
+def _from_history(answers: dict[tuple[Any, ...], Any], key: tuple[Any, ...]) -> tuple[bool, Any]:
+    """(whether, what) a read is answered by a history of its work the block read already (its receipts and its
+    records, verified as `record` verifies them): the receipts, a revision's record, and the head's record when the
+    work read says the history's last revision is its head."""
+    history = answers.get(("history", key[1])) if len(key) > 1 else None
+    if not history:
+        return False, None
+    if key[0] == "revisions" and len(key) == 2:
+        return True, [revision.receipt for revision in history]
+    if key[0] == "record" and len(key) == 3 and key[2] is not None:
+        found = next((r.record for r in history if r.receipt.get("revision_id") == key[2]), None)
+        return found is not None, found
+    if key[0] == "record" and len(key) == 2:
+        work = answers.get(("work", key[1]))
+        if work is not None and history[-1].receipt.get("revision_id") == work.head_revision_id:
+            return True, history[-1].record
+    return False, None
 
 
 def note_path_named(ctx: Context, ref: str) -> str | None:

@@ -17,12 +17,24 @@ if TYPE_CHECKING:
     from typing import Any
 
 LINEAGE_DEPTH = 3  # how many edges away graph walks for the picture: parents, children and their other parents
+READ_WHOLE = 10  # a work of at most this many revisions is read whole for its diff page (see diff_between)
 
 
 def diff_between(ctx: Context, work_id: str, first: str | None, second: str | None) -> dict[str, Any]:
-    """`wheypoint diff <work> [first] [second]`'s reply, with the work's revisions (number, id, when) for a form."""
+    """`wheypoint diff <work> [first] [second]`'s reply, with the work's revisions (number, id, when) for a form.
+
+    Inside `Context.one_store` a short work's history is read first, in one statement: the diff's own reads (the
+    receipts, then the two records) are answered from it, which on a team store saves two round trips for a few
+    records more (on SQLite, about 10 µs a revision)."""
     from wheypoint.app.graph import diff_revisions
 
+    store = ctx.open_store(create=False)
+    try:
+        work = store.work(work_id)
+        if work is not None and work.head_number <= READ_WHOLE:
+            store.history(work_id)
+    finally:
+        store.close()
     changed = diff_revisions(ctx, work_id, first, second)
     store = ctx.open_store(create=False)
     try:
