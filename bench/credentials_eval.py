@@ -662,7 +662,8 @@ def speed(files: list[Path], clean_venv: bool) -> None:
     print("## Scan speed\n")
     print(
         f"{len(prompts)} user turns of the corpus; {len(strings)} corpus strings; measured with {where}, wheypoint"
-        f" from {Path(answer['wheypoint']).parents[1]}; load average {load_before} before, {load_after} after ({os.cpu_count()} CPUs);"
+        f" from {Path(answer['wheypoint']).parents[1]}; load average {load_before} before, {load_after} after"
+        f" ({os.cpu_count()} CPUs);"
         f" {time.strftime('%Y-%m-%d')}\n"
     )
     paths = ["pure", "accelerated"]
