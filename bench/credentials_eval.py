@@ -597,6 +597,7 @@ from wheypoint.model import credential_text
 from wheypoint.model.credentials import scan_text
 batches = json.loads(open(sys.argv[2], encoding="utf-8").read())
 fast = credential_text.accelerator()
+credential_text.ACCELERATE_FROM = 0  # each path's own speed on every text, short ones included
 engines = {"pure": None, **({"accelerated": fast} if fast else {})}
 out = {"python": sys.executable, "wheypoint": credential_text.__file__, "accelerated": bool(fast), "rows": []}
 for label, batch, rounds in batches:
@@ -649,7 +650,7 @@ def speed(files: list[Path], clean_venv: bool) -> None:
         argv, where = [venv.python, "-I", "-c", _MEASURE, ""], f"a clean venv, {venv.path} ({venv.facts['install']})"
     else:
         argv, where = [sys.executable, "-c", _MEASURE, str(ROOT / "src")], f"{sys.executable}, src/ of the checkout"
-    env = {k: v for k, v in os.environ.items() if k != "WHEYPOINT_CREDENTIAL_PURE"}
+    env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="wheypoint-credspeed-") as tmp:
         texts = Path(tmp) / "texts.json"
         texts.write_text(json.dumps(batches), encoding="utf-8")

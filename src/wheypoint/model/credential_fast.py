@@ -1,7 +1,7 @@
 """The credential scan's optional accelerator (wheypoint[fast]): one Aho-Corasick pass finds every needle at once."""
 
-# credential_text.present() calls present() here instead of its own search when pyahocorasick imports (and
-# WHEYPOINT_CREDENTIAL_PURE is not set).  The answer must be the standard-library path's to the needle and the
+# credential_text.present() calls present() here instead of its own search when pyahocorasick imports and the text
+# is long (credential_text.ACCELERATE_FROM).  The answer must be the standard-library path's to the needle and the
 # offset: the same reading of NeedleIndex (a head-gated needle counts only when its head begins an alphanumeric
 # run somewhere in the text), every occurrence of each needle found, overlapping ones included, and character
 # offsets.  tests/test_credential_fast.py holds the two paths to that over every generated and corpus text.
@@ -18,12 +18,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from wheypoint.model.credential_text import Haystack, NeedleIndex
 
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")  # after lower-casing, the letters and digits of a run
 
 
-def _automaton(index: NeedleIndex) -> Any:
+# The index and the text are credential_text's NeedleIndex and Haystack, typed Any here: that module imports this
+# one, and the layers' rules (tests/test_quality.py) allow no import cycle, not even of type-only imports.
+
+
+def _automaton(index: Any) -> Any:
     """Every needle of the index but the shapes, each stored with how far its start lies before its last character."""
     automaton = ahocorasick.Automaton()
     for needle in sorted(index.needles):
@@ -33,7 +36,7 @@ def _automaton(index: NeedleIndex) -> Any:
     return automaton
 
 
-def present(index: NeedleIndex, haystack: Haystack) -> set[str]:
+def present(index: Any, haystack: Any) -> set[str]:
     """The needles credential_text._present_pure finds, their byte offsets left in haystack.found."""
     if index.accelerated is None:
         index.accelerated = _automaton(index)

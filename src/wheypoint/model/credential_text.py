@@ -7,8 +7,8 @@
 # offsets, which is free for ASCII text, and done only for the needles a rule asks for.
 #
 # Which needles a text holds is answered here with the standard library (_present_pure), or by the optional
-# accelerator credential_fast.py (wheypoint[fast], pyahocorasick) when it is installed: both give the same needles
-# and offsets (tests/test_credential_fast.py), and WHEYPOINT_CREDENTIAL_PURE=1 keeps the standard-library path.
+# accelerator credential_fast.py (wheypoint[fast], pyahocorasick) when it is installed and the text is long enough
+# to repay loading it (ACCELERATE_FROM): both give the same needles and offsets (tests/test_credential_fast.py).
 
 from __future__ import annotations
 
@@ -52,30 +52,27 @@ SHAPE_DISCORD = "\x00discord"  # a run of 24+ token characters, `.`, six more, `
 SHAPE_TELEGRAM = "\x00telegram"  # a run of 8+ digits ending at a `:`
 SHAPE_HEX32 = "\x00hex32"  # a word of exactly 32 hex digits
 
-# The optional accelerator (wheypoint[fast]), looked for on the first scan: its module, or None (see accelerator).
-PURE_ENV = "WHEYPOINT_CREDENTIAL_PURE"
+# The optional accelerator (wheypoint[fast]), looked for on the first long text's scan: its module, or None.
 _ENGINE: list[ModuleType | None] = []
+# Texts of fewer UTF-8 bytes take the standard-library path even with the accelerator installed: importing it and
+# building its automaton cost about 10 ms, more than the pure search of a text this size (at about 20 MB/s), so
+# the prompts and intents every command scans never pay for it. Tests and the benchmark set it to 0.
+ACCELERATE_FROM = 1 << 20
 
 
 def accelerator() -> ModuleType | None:
-    """credential_fast when pyahocorasick imports and WHEYPOINT_CREDENTIAL_PURE is unset or empty, else None.
-
-    Decided once, on the first scan: the variable is read then, and the module is imported only when the package is
-    there (a command started without site-packages never loads it).
-    """
+    """credential_fast when pyahocorasick imports, else None: decided once, on the first call (a command started
+    without site-packages, or a zipapp on a bare `python3 -I`, never finds it)."""
     if not _ENGINE:
-        import os
-
         engine: ModuleType | None = None
-        if not os.environ.get(PURE_ENV):
-            try:
-                import ahocorasick  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
-            except ImportError:
-                pass
-            else:
-                from wheypoint.model import credential_fast
+        try:
+            import ahocorasick  # type: ignore[import-untyped,import-not-found,unused-ignore]  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            from wheypoint.model import credential_fast
 
-                engine = credential_fast
+            engine = credential_fast
         _ENGINE.append(engine)
     return _ENGINE[0]
 
@@ -225,7 +222,7 @@ def present(index: NeedleIndex, haystack: Haystack, shapes: dict[str, list[int] 
     Where the rules of each shape are to be tried is put in shapes (None: search the whole text). The accelerator,
     when there, finds the needles in one pass and leaves their offsets in haystack.found; the answer is the same.
     """
-    engine = accelerator()
+    engine = accelerator() if len(haystack.data) >= ACCELERATE_FROM else None
     found = _present_pure(index, haystack) if engine is None else engine.present(index, haystack)
     hex32 = _hex32(haystack.data)
     if hex32:  # a few such words are cheaper found one by one than by the rule's search of the whole text
