@@ -77,6 +77,7 @@ GROUPS: dict[str, Group] = {
             "src/wheypoint/model/credential_values.py",
             "src/wheypoint/model/credential_text.py",
             "src/wheypoint/model/credential_near.py",
+            "src/wheypoint/model/credential_fast.py",  # the accelerator: held to the standard-library path's answers
         ),
         (
             "tests/test_credential_prose_edges.py",  # which rule finds what, a step either side of each judgment
@@ -85,6 +86,7 @@ GROUPS: dict[str, Group] = {
             "tests/test_credentials.py",
             "tests/test_credential_thresholds.py",
             "tests/test_credential_text.py",
+            "tests/test_credential_fast.py",
         ),
     ),
     # What the hooks choose and write first (one process per hook call, no pyz), then the incremental read's, the
