@@ -74,6 +74,11 @@ class Context:
         ends (`serve`: one store, and on a team store one connection, per page, however many reads draw it)."""
         return SharedReads(self)
 
+    def done_reading(self) -> None:
+        """Inside `one_store`: close its store now, before the block ends (`serve`, once a page is drawn)."""
+        if self._shared is not None:
+            self._shared.release()
+
     def note_roots(self) -> list[str]:
         """Where notes of this checkout live: its top folder and every other worktree, else the current folder."""
         return self.checkout.worktree_roots() if self.checkout else [self.cwd]
@@ -153,6 +158,11 @@ class SharedReads:
 
     def __exit__(self, *exc: object) -> None:
         self.ctx._shared = None
+        self.release()
+
+    def release(self) -> None:
+        """Close the stores the block opened, now (a team store's connection goes back for the next reader); a read
+        after this opens one again, closed in turn when the block ends."""
         opened, self.opened, self.current, self.answers = self.opened, [], None, {}
         failed: Refusal | None = None
         for store in opened:  # each is closed, even after one that failed to; the first refusal is raised

@@ -67,6 +67,7 @@ class Handler(BaseHTTPRequestHandler):
               content_type: str = "text/html; charset=utf-8", close: bool = False,
               live: bool = False) -> None:  # fmt: skip
         """One response; `live`: a page that runs /live.js, so its CSP lets that one script address run."""
+        self._done_reading()
         data = (html or "").encode("utf-8")
         took = (time.perf_counter() - self.started) * 1000 if self.timing else 0.0
         self.send_response(status)
@@ -89,10 +90,20 @@ class Handler(BaseHTTPRequestHandler):
         self.started = time.perf_counter()  # the request line and headers are read: the request is received
         self.ctx = self.context()
         try:
-            with self.ctx.one_store():  # every read of the page through one store, closed once it is answered
+            with self.ctx.one_store():  # every read of the page through one store, closed once the page is drawn
                 self._respond(route)
         except Refusal:
             pass  # the page's read store would not close: the page is sent already, and nothing was written
+
+    def _done_reading(self) -> None:
+        """The page is drawn: its store goes back before it is sent, so the client's next request finds the kept
+        connection free instead of making another."""
+        ctx: Context | None = getattr(self, "ctx", None)  # none yet for a request line the base class refused
+        try:
+            if ctx is not None:
+                ctx.done_reading()
+        except Refusal:
+            pass  # a read store that would not close: the page is drawn, and nothing was written
 
     def _respond(self, route: Callable[[], None]) -> None:
         try:
