@@ -328,3 +328,35 @@ def test_a_rescue_finds_the_last_part_however_many_works_came_after(scene: Scene
     scene.append(scene.record("user", "After the others."))
     assert f"{SLUG}-part-2 r2" in scene.hook()["systemMessage"]
     assert [len(p["meat"]) for p in _parts(scene.home)] == [7, 2]
+
+
+@pytest.mark.parametrize("then", ["unchanged", "changed in place", "finished"])
+def test_an_unfinished_last_line_left_as_it_was_is_nothing_new(scene: Scene, then: str) -> None:
+    """A transcript whose last line has no end yet (a harness mid-write, or one killed there): while that line stays
+    as it was to the byte, a PreCompact has nothing new and reads neither the store nor the transcript; changed in
+    place (the same size) or finished, it is read."""
+    scene.append(scene.record("user", "Complete."))
+    unfinished = scene.record("user", "Being written when the hook ran.")
+    scene.append(unfinished[:-12])
+    scene.hook()
+    assert scene.kept() == ["Complete."] and scene.mark()["offset"] < scene.path.stat().st_size
+    if then == "changed in place":  # same length, other bytes after the offset
+        data = scene.path.read_bytes()
+        scene.path.write_bytes(data[:-5] + b"XXXXX")
+    elif then == "finished":
+        scene.append(unfinished[-12:])
+    store = scene.home / "store.sqlite3"
+    store.rename(scene.home / "aside")
+    store.write_bytes(b"not a database " * 100)  # a read of the store would now fail and be logged
+    try:
+        answer = scene.hook()
+    finally:
+        (scene.home / "aside").replace(store)
+    log = [json.loads(line) for line in (scene.home / "hooks" / "hook.log").read_text().splitlines()]
+    if then == "unchanged":
+        assert answer == {} and "error" not in log[-1] and log[-1]["kept"] == 0, log[-1]
+    else:  # located and read: the store is opened (and found damaged here), so the answer says so
+        assert log[-1].get("refused") == "storage-error", log[-1]
+    scene.hook()  # on the real store again
+    expected = ["Complete.", "Being written when the hook ran."] if then == "finished" else ["Complete."]
+    assert scene.kept() == expected

@@ -163,6 +163,27 @@ def resume_point(path: str | os.PathLike[str], mark: Any) -> ReadPoint | None:
     return ReadPoint(offset, mark["line"]) if _checksum(tail) == mark.get("tail") else None
 
 
+_REST_CHECK = 65536  # the longest unfinished last line whose bytes a read mark's holder may remember (rest_after)
+
+
+def rest_after(path: str | os.PathLike[str], mark: Any) -> str | None:
+    """A checksum of the bytes past the offset a read mark remembers (an unfinished last line the read left for
+    the next one), or None when there are none, more than _REST_CHECK of them, or the file cannot be read: with
+    the mark's own test it tells that the file has not changed by a byte, though its read stopped short."""
+    if not isinstance(mark, dict) or type(mark.get("offset")) is not int or mark["offset"] < 0:
+        return None
+    try:
+        with open_regular(path) as handle:
+            end = os.fstat(handle.fileno()).st_size
+            if not 0 < end - mark["offset"] <= _REST_CHECK:
+                return None
+            handle.seek(mark["offset"])
+            rest = handle.read(_REST_CHECK + 1)
+    except OSError:
+        return None
+    return _checksum(rest)
+
+
 def _checksum(data: bytes) -> str:
     import zlib
 
