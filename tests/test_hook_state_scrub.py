@@ -7,6 +7,9 @@ import random
 import string
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from conftest import Runner, make_repo
 
 
@@ -41,3 +44,19 @@ def test_ids_the_harnesses_send_are_kept_without_a_scan() -> None:
                   "compact", "startup", "codex:", 7, None):  # fmt: skip
         assert payload_text(plain) == plain
     assert payload_text(f"codex:{_token(3)}") == "codex:[redacted github-pat]"
+
+
+_PLAIN_PARTS = st.sampled_from(["claude-code:", "opencode:", "a:", "-:", "x" * 17 + ":", "Ab:", "", "ses_", "-", ":",
+                                "0123abcd-0000-4000-8000-00000000cafe", "0123ABCD-0000-4000-8000-00000000cafe",
+                                "0123abcd-0000-4000-8000-00000000caf", "ses_" + "aB3" * 8 + "xY", "ses_" + "é" * 26,
+                                "compact", "startup", "a_b", "x" * 16, "x" * 17, "1", " ", "é", "\n"])  # fmt: skip
+
+
+@given(st.lists(_PLAIN_PARTS, max_size=4).map("".join) | st.text(max_size=40))
+def test_the_plain_test_is_the_pattern(value: str) -> None:
+    """hooks/state.py tells a harness's ids and words by string tests: exactly what its pattern fullmatches."""
+    import re
+
+    from wheypoint.hooks import state
+
+    assert state._plain(value) == (re.fullmatch(state.PLAIN_PATTERN, value) is not None), value

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from wheypoint.model.credential_values import (
     CHAIN_SRC,
@@ -41,8 +42,10 @@ _VALUE = r"(?P<v>[^\s\"'`()\[\]]{8,}?)(?=\*{0,3}[\"'`)\]]|\*{0,3}[.,;:…]{0,3}(
 # Between two words: spaces, or line breaks (two at most: a quoted block, a list, a label with its value below).
 _GAP = r"(?:[ \t]*(?:\r?\n(?:[ \t]*>)?){1,2}[ \t]*|[ \t]+)"
 
-# Characters no chosen or generated secret holds in running text, and shapes that are code or a reference.
-_CODE = re.compile(
+# Characters no chosen or generated secret holds in running text, and shapes that are code or a reference.  This and
+# the other patterns here are compiled on their first use, by the accessors below: a scan that never reaches the
+# rule (most texts hold no secret's name) pays nothing for them.
+_CODE_SRC = (
     r"[(){}\[\]<>\\|]"  # a call, an index, markup, a regular expression, a pipe
     r"|^--?[A-Za-z][A-Za-z0-9-]*(?:=|$)|^\$[A-Za-z_{(]"  # a flag (--token-file) or a variable ($X)
     r"|^(?:[a-z_][a-z0-9_.-]{2,}|[A-Z_][A-Z0-9_.-]{2,}|[a-z]+(?:[A-Z][a-z]+)+)[:=]"  # a name and an assignment
@@ -106,14 +109,14 @@ class Near:
 
     def matches(self, text: str, at: int) -> Iterator[re.Match[str]]:
         """Every candidate value near the name that starts at `at`: after it first, nearest first."""
-        if _STARTS_WORD.match(text, at) is None or self.name.match(text, at) is None:
+        if _compiled(_WORD_START).match(text, at) is None or self.name.match(text, at) is None:
             return  # inside an identifier (input_tokens, db.password), or no name here
         for pattern in self.after:
             m = pattern.match(text, at)
             if m is not None:
                 yield m
         lo = max(text.rfind("\n", 0, at) + 1, at - 160)
-        if _BACK_HINT.search(text, lo, at) is None:
+        if _compiled(_BACK_HINT_SRC).search(text, lo, at) is None:
             return  # no mark or linking word before the name: no value before it is linked to it
         for pattern in self.before:
             for m in pattern.finditer(text, lo, min(len(text), at + 40)):
@@ -124,8 +127,7 @@ class Near:
 # What must stand before a name for it to start a word (the patterns' own _WORD_START, tried once before them all),
 # and what must stand in the words before a name for a value before it to be linked to it (_linked_back decides for
 # certain).
-_STARTS_WORD = re.compile(_WORD_START)
-_BACK_HINT = re.compile(r"[—–<>=→←:,;(-]|(?i:\b(?:is|was|as|that|it|its|it's|into)\b)")
+_BACK_HINT_SRC = r"[—–<>=→←:,;(-]|(?i:\b(?:is|was|as|that|it|its|it's|into)\b)"
 
 
 def _words(text: str) -> list[str]:
@@ -171,7 +173,13 @@ def _verb_pass(m: re.Match[str]) -> bool:
 
 
 # An identifier in snake_case or CONSTANT_CASE: code, however random its parts look (pkcs7_signed_st, PBKDF2_HMAC).
-_IDENTIFIER = re.compile(r"_*[a-z0-9]+(?:_+[a-z0-9]+)+_*|_*[A-Z0-9]+(?:_+[A-Z0-9]+)+_*")
+_IDENTIFIER_SRC = r"_*[a-z0-9]+(?:_+[a-z0-9]+)+_*|_*[A-Z0-9]+(?:_+[A-Z0-9]+)+_*"
+
+
+@cache
+def _compiled(source: str) -> re.Pattern[str]:
+    """A pattern of this module, compiled once, on its first use."""
+    return re.compile(source)
 
 
 def _in_code(m: re.Match[str]) -> bool:
@@ -193,11 +201,11 @@ def _in_code(m: re.Match[str]) -> bool:
 def check(m: re.Match[str]) -> bool:
     """Judge a candidate of Near.matches by the value alone, under the strict rules above."""
     value = m.group("v")
-    if _verb_pass(m) or _CODE.search(value) or re.match(CHAIN_SRC, value) or is_reference(value):
+    if _verb_pass(m) or _compiled(_CODE_SRC).search(value) or re.match(CHAIN_SRC, value) or is_reference(value):
         return False
     if is_placeholder_password("", value):
         return False
-    if _IDENTIFIER.fullmatch(value) or _in_code(m):
+    if _compiled(_IDENTIFIER_SRC).fullmatch(value) or _in_code(m):
         return False
     if _renamed(m):
         return False

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 
 _AWS_DOC_VALUES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
 
@@ -53,16 +54,22 @@ CHAIN_SRC = r"[A-Za-z_$][\w$]*(?:\.#?[A-Za-z_$][\w$]*)+;?$"
 # `self.`), an annotation (@__PURE__), a negation (!certChain, !!token2).  A chain of one dot (Kestrel.x92,
 # tangerine.aB3) may be a password a person chose, so it is one only where code is the likelier reading: unquoted on
 # the right of an assignment, with a last name in camelCase (key: ed25519.Ed25519PrivateKey).
-_REFERENCE = re.compile(
-    r"(?:(?=[^.]*\.[^.]*\.)|(?=.*\.#)|(?=(?:this|self|cls)\.))" + CHAIN_SRC + r"|@[A-Za-z_]\w*$|!+[A-Za-z_$][\w$.]*$"
-)
-_CAMEL_CHAIN = re.compile(r"(?=.*\.#?[A-Za-z_$]\w*[a-z][A-Z])" + CHAIN_SRC)
+# Both are compiled on their first use (_reference_patterns): most scans never judge a value.
+_REFERENCE = (r"(?:(?=[^.]*\.[^.]*\.)|(?=.*\.#)|(?=(?:this|self|cls)\.))" + CHAIN_SRC
+              + r"|@[A-Za-z_]\w*$|!+[A-Za-z_$][\w$.]*$")  # fmt: skip
+_CAMEL_CHAIN = r"(?=.*\.#?[A-Za-z_$]\w*[a-z][A-Z])" + CHAIN_SRC
+
+
+@cache
+def _reference_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_REFERENCE), re.compile(_CAMEL_CHAIN)
 
 
 def is_reference(value: str, camel: bool = False) -> bool:
     """True when the value is a name in code (a member chain, an annotation, a negation) rather than a secret;
     with `camel`, also a chain of one dot whose last name is in camelCase."""
-    return _REFERENCE.match(value) is not None or (camel and _CAMEL_CHAIN.match(value) is not None)
+    reference, camel_chain = _reference_patterns()
+    return reference.match(value) is not None or (camel and camel_chain.match(value) is not None)
 
 
 # --- allow-list -----------------------------------------------------------------------------------
