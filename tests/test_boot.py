@@ -146,19 +146,51 @@ def test_a_new_module_is_found_and_joins_the_image(tmp_path: Path) -> None:
     assert done.stdout.split() == ["7", "_Loader", "False"]
 
 
-@pytest.mark.parametrize("damage", ["empty", "truncated", "garbage", "other interpreter", "bad index"])
+def _forged(data: bytes, index: object) -> bytes:
+    """An image with another index put in front of the same code."""
+    import marshal
+
+    size = int.from_bytes(data[8:16], "little")
+    forged = marshal.dumps(index)
+    return data[:8] + len(forged).to_bytes(8, "little") + forged + data[16 + size :]
+
+
+def _index(data: bytes) -> dict[str, tuple[object, ...]]:
+    import marshal
+
+    found: dict[str, tuple[object, ...]] = marshal.loads(data[16 : 16 + int.from_bytes(data[8:16], "little")])
+    return found
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated", "garbage", "other interpreter", "bad index", "huge index",
+                                    "code past the end", "entries of another shape", "a path out", "fifo"])  # fmt: skip
 def test_a_damaged_image_is_ignored_and_written_again(tmp_path: Path, damage: str) -> None:
     site = _copy(tmp_path)
     env = _env(tmp_path)
     _run(site, env, "list")
     image = _image(site)
     data = image.read_bytes()
-    image.write_bytes({"empty": b"", "truncated": data[: len(data) // 2], "garbage": os.urandom(4096),
-                       "other interpreter": data[:4] + b"\x00\x00\r\n" + data[8:],
-                       "bad index": data[:16] + b"\xff" * 64 + data[80:]}[damage])  # fmt: skip
-    report = _probe(site, env)  # answers all the same
+    index = _index(data)
+    if damage == "fifo":  # a file that would block its reader: the command must not wait on it
+        image.unlink()
+        os.mkfifo(image)
+    else:
+        image.write_bytes({
+            "empty": lambda: b"",
+            "truncated": lambda: data[: len(data) // 2],
+            "garbage": lambda: os.urandom(4096),
+            "other interpreter": lambda: data[:4] + b"\x00\x00\r\n" + data[8:],
+            "bad index": lambda: data[:16] + b"\xff" * 64 + data[80:],
+            "huge index": lambda: data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
+            "code past the end": lambda: _forged(data, {n: (*e[:4], e[4], 1 << 40) for n, e in index.items()}),
+            "entries of another shape": lambda: _forged(data, {n: list(e) for n, e in index.items()}),
+            "a path out": lambda: _forged(data, {n: ("/etc/" + str(e[0]), *e[1:]) for n, e in index.items()}),
+        }[damage]())  # fmt: skip
+    report = _probe(site, env)  # answers all the same (the probe's timeout bounds a hang)
     if damage != "truncated":  # (half an image still holds the index and the first modules' code)
         assert _from_image(report) == set()
+    if damage == "fifo":
+        image.unlink()
     _run(site, env, "list")
     assert _from_image(_probe(site, env)), "the image was not written again"
 

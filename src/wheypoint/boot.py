@@ -48,6 +48,7 @@ PACKAGE = __name__.partition(".")[0]
 # reads the index and only the code of the modules it imports.
 _MAGIC = b"WPI1"  # the image's own layout, version 1: a file of another is ignored
 _HEAD = 16
+_MAX_INDEX = 1 << 22  # an index of 4 MiB would name tens of thousands of modules: anything larger is not ours
 _Entry = tuple[str, bool, int, int, int, int]
 _state: dict[str, Any] = {"entries": None, "stale": False, "path": None, "dir": None, "file": None, "codes": 0}
 
@@ -64,31 +65,54 @@ def image_path(package_dir: str) -> str | None:
 
 
 def _read(path: str) -> dict[str, _Entry] | None:
-    """The image's index, its file kept open for the code (None when there is no usable image)."""
+    """The image's index, its file kept open for the code (None when there is no usable image).
+
+    Only a regular file is read (opened without blocking, so a FIFO or a device planted there cannot hang every
+    command), and an index is taken only when it fits in the file and in _MAX_INDEX."""
+    import stat
+
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - held open for the process: each module's code is read from it
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
-        head = handle.read(_HEAD)
+        facts = os.fstat(descriptor)
+        head = os.pread(descriptor, _HEAD, 0) if stat.S_ISREG(facts.st_mode) else b""
         if len(head) != _HEAD or head[:4] != _MAGIC or head[4:8] != _bootstrap.MAGIC_NUMBER:
             raise ValueError("not an image of this format and interpreter")
         size = int.from_bytes(head[8:16], "little")
-        entries = marshal.loads(handle.read(size))
-        if not isinstance(entries, dict):
+        if size > min(_MAX_INDEX, facts.st_size - _HEAD):
+            raise ValueError("an index larger than the image")
+        entries: dict[str, _Entry] = marshal.loads(os.pread(descriptor, size, _HEAD))
+        if not _sound(entries, facts.st_size - _HEAD - size):
             raise ValueError("not an index")
     except (OSError, EOFError, ValueError, TypeError):
-        handle.close()
+        os.close(descriptor)
         return None
-    _state["file"], _state["codes"] = handle, _HEAD + size
+    _state["file"], _state["codes"] = descriptor, _HEAD + size
     return entries
+
+
+def _sound(entries: object, room: int) -> bool:
+    """Whether a read index is one `refresh` writes: names to (relative path, is a package, mtime_ns, size, start,
+    length), each module's code within the `room` the file holds after the index."""
+    if not isinstance(entries, dict):
+        return False
+    for name, entry in entries.items():
+        if not (isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 6):
+            return False
+        path, package, _, _, start, length = entry
+        if not (isinstance(path, str) and isinstance(package, bool) and all(type(n) is int for n in entry[2:])):
+            return False
+        if path.startswith(("/", "..")) or not 0 <= start <= start + length <= room:
+            return False
+    return True
 
 
 def _code(entry: _Entry) -> CodeType | None:
     """A module's code from the image, or None when the image cannot give it."""
-    handle = _state["file"]
     try:
-        data = os.pread(handle.fileno(), entry[5], _state["codes"] + entry[4])
+        data = os.pread(_state["file"], entry[5], _state["codes"] + entry[4])
         if len(data) != entry[5]:
             return None
         code = marshal.loads(data)
