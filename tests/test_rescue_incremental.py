@@ -360,3 +360,25 @@ def test_an_unfinished_last_line_left_as_it_was_is_nothing_new(scene: Scene, the
     scene.hook()  # on the real store again
     expected = ["Complete.", "Being written when the hook ran."] if then == "finished" else ["Complete."]
     assert scene.kept() == expected
+
+
+def test_the_rest_after_a_read_mark_is_an_unfinished_line_only(tmp_path: Path) -> None:
+    """rest_after vouches only for bytes no read could have taken: an unfinished last line, never a whole line
+    (one that came after the read stopped and that the next rescue must read)."""
+    from wheypoint.transcripts.lines import rest_after
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b"')
+    mark = read_mark(path, ReadPoint(8, 1))
+    assert mark is not None
+    first = rest_after(path, mark)
+    assert first is not None and first.endswith(":4")  # the checksum holds the length
+    path.write_bytes(b'{"a":1}\n{"c"')
+    assert rest_after(path, mark) not in (None, first)
+    path.write_bytes(b'{"a":1}\n{"b":2}\n')  # whole: a line to read, not a rest to vouch for
+    assert rest_after(path, mark) is None
+    path.write_bytes(b'{"a":1}\n')
+    assert rest_after(path, mark) is None  # nothing past the offset
+    path.write_bytes(b'{"a":1}\n' + b"x" * 70_000)
+    assert rest_after(path, mark) is None  # too long to vouch for
+    assert rest_after(path, None) is None and rest_after(path, {"offset": -1}) is None

@@ -325,7 +325,7 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
         facts["rescued"] = {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
                             "revision_number": done.revision_number}  # fmt: skip
     facts["size"] = unchanged.size(path)
-    facts["rest"] = unchanged.rest(path, done.read)  # an unfinished last line the read left, as it was
+    facts["rest"] = done.rest  # an unfinished last line the read left, as it was
     if compacting:
         memory.session_state(state, _session_key(harness, payload))["compacted"] = _now()
     if done.work_id:

@@ -49,6 +49,7 @@ class Rescued(Record):
     read: dict[str, Any] | None = None  # where this rescue's read stopped (transcripts.lines.read_mark)
     warning: dict[str, str] | None = None  # the transcript may be in a format the reader does not know
     redacted: tuple[str, ...] = ()  # the kept turns whose credentials were redacted
+    rest: str | None = None  # an unfinished last line the read stopped before (transcripts.lines.rest_after)
 
 
 def session_slug(harness: str, session_id: str) -> str:
@@ -101,6 +102,11 @@ def _last_part(store: Store, project: str, slug: str, after: int = 0) -> int:
     return number
 
 
+def session_turns(record: dict[str, Any], session_id: str) -> set[str]:
+    """The ids of the session's turns a record holds as meat."""
+    return {m["turn"] for m in record["meat"] if m.get("session_id") == session_id}
+
+
 def _kept_before(ctx: Context, project: str, own: str, number: int, session_id: str) -> set[str]:
     """The session's turns the parts before part `number` of its own rescue work hold: read when the transcript
     is read from its start, so that no turn is kept twice."""
@@ -110,7 +116,7 @@ def _kept_before(ctx: Context, project: str, own: str, number: int, session_id: 
         for earlier in range(1, number):
             for work in store.works_with_slug(part_slug(own, earlier), project):
                 record = _usable_head(store, work.work_id) or {"meat": ()}
-                kept.update(m["turn"] for m in record["meat"] if m.get("session_id") == session_id)
+                kept |= session_turns(record, session_id)
     finally:
         store.close()
     return kept
@@ -138,6 +144,7 @@ class Read(Record):
     mark: dict[str, Any] | None  # transcripts.lines.read_mark of where it stopped
     warning: dict[str, str] | None  # transcripts.model.format_warning, for a whole read
     whole: bool  # read from the transcript's start (not from where the last rescue stopped)
+    rest: str | None  # the checksum of an unfinished last line the read stopped before (lines.rest_after)
 
 
 def _read(located: Located, mark: Any) -> Read:
@@ -146,7 +153,7 @@ def _read(located: Located, mark: Any) -> Read:
     from collections import Counter
 
     from wheypoint.transcripts import discovery
-    from wheypoint.transcripts.lines import read_mark, resume_point
+    from wheypoint.transcripts.lines import read_mark, rest_after, resume_point
     from wheypoint.transcripts.model import MARKED, USER_KINDS, ReadStats, format_warning
 
     stats = ReadStats()
@@ -164,8 +171,9 @@ def _read(located: Located, mark: Any) -> Read:
             if turn.kind in USER_KINDS or "ckpt" in turn.text:
                 turns.append(turn)
     point = stats.read_point
-    return Read(turns, read_mark(located.path, point) if point is not None else None,
-                format_warning(stats, kinds) if start is None else None, start is None)  # fmt: skip
+    mark = read_mark(located.path, point) if point is not None else None
+    return Read(turns, mark, format_warning(stats, kinds) if start is None else None, start is None,
+                rest_after(located.path, mark) if mark else None)  # fmt: skip
 
 
 def _wanted_turns(turns: list[Turn], since: str | None, kept: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -232,7 +240,7 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     # revisions (a deadline, a killed hook) left newer revisions than the turns it never wrote. A work an agent
     # wrote in the session takes the turns since its last checkpoint, which covered the ones before.
     own = head is not None and part_number(head["slug"], own_slug) is not None
-    kept = {m["turn"] for m in head["meat"] if m.get("session_id") == located.session_id} if head else set()
+    kept = session_turns(head, located.session_id) if head else set()
     if head is not None and own and read.whole and head["slug"] != own_slug:
         kept |= _kept_before(ctx, project, own_slug, part_number(head["slug"], own_slug) or 1, located.session_id)
     turns = read.turns
@@ -274,10 +282,10 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     if reply is None:  # nothing new: the work (if any) is still the one to resume
         return Rescued(head["work_id"] if head else None, slug if head else None, base,
                        head["revision_number"] if head else None, 0, tuple(skipped), key, read.mark,
-                       read.warning)  # fmt: skip
+                       read.warning, rest=read.rest)  # fmt: skip
     return Rescued(reply["work_id"], reply["slug"], reply["revision_id"], reply["revision_number"], len(items),
                    tuple(skipped), key, read.mark, read.warning,
-                   tuple(item["turn"] for item in items if item.get("redact")))  # fmt: skip
+                   tuple(item["turn"] for item in items if item.get("redact")), read.rest)  # fmt: skip
 
 
 def _next_part(ctx: Context, project: str, own: str, key: str, trigger: str,

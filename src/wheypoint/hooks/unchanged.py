@@ -40,34 +40,20 @@ def unchanged(path: str, facts: dict[str, Any], session: str) -> Rescued | None:
 
     "Not changed" is the read mark's test (transcripts.lines.resume_point): the same device and inode, no
     shorter, and the same checksum of the bytes before the offset; and here also no longer than that offset, or,
-    when the last read stopped before an unfinished last line, the same size as then and the same checksum of
-    that line's bytes (`rest`, transcripts.lines.rest_after)."""
+    when the last read stopped before an unfinished last line, the same checksum (and so length) of that line's
+    bytes as the read found (`rest`, transcripts.lines.rest_after)."""
     from wheypoint.hooks.rescue import Rescued
-    from wheypoint.transcripts.lines import resume_point
+    from wheypoint.transcripts.lines import rest_after, resume_point
 
-    mark, last = facts.get("read"), facts.get("rescued")
+    mark, last, rest = facts.get("read"), facts.get("rescued"), facts.get("rest")
     if not isinstance(last, dict) or not isinstance(mark, dict):
         return None
-    now = size(path)
-    if now != mark.get("offset") and not (now == facts.get("size") and _same_rest(path, mark, facts.get("rest"))):
+    if size(path) != mark.get("offset") and (rest is None or rest_after(path, mark) != rest):
         return None
     if resume_point(path, mark) is None:
         return None
     return Rescued(last.get("work_id"), last.get("slug"), last.get("revision_id"), last.get("revision_number"), 0,
-                   (), session, mark)  # fmt: skip
-
-
-def _same_rest(path: str, mark: dict[str, Any], rest: Any) -> bool:
-    from wheypoint.transcripts.lines import rest_after
-
-    return rest is not None and rest_after(path, mark) == rest
-
-
-def rest(path: str, mark: Any) -> str | None:
-    """What `unchanged` compares of the bytes past the read mark's offset next time (None: none, or too many)."""
-    from wheypoint.transcripts.lines import rest_after
-
-    return rest_after(path, mark) if mark else None
+                   (), session, mark, rest=rest)  # fmt: skip
 
 
 def size(path: str) -> int:

@@ -168,8 +168,9 @@ _REST_CHECK = 65536  # the longest unfinished last line whose bytes a read mark'
 
 def rest_after(path: str | os.PathLike[str], mark: Any) -> str | None:
     """A checksum of the bytes past the offset a read mark remembers (an unfinished last line the read left for
-    the next one), or None when there are none, more than _REST_CHECK of them, or the file cannot be read: with
-    the mark's own test it tells that the file has not changed by a byte, though its read stopped short."""
+    the next one), or None when there are none, more than _REST_CHECK of them, a line break among them (a whole
+    line no read has taken yet), or the file cannot be read: with the mark's own test it tells that the file has
+    not changed by a byte, though its read stopped short. The checksum holds the bytes' length."""
     if not isinstance(mark, dict) or type(mark.get("offset")) is not int or mark["offset"] < 0:
         return None
     try:
@@ -181,7 +182,7 @@ def rest_after(path: str | os.PathLike[str], mark: Any) -> str | None:
             rest = handle.read(_REST_CHECK + 1)
     except OSError:
         return None
-    return _checksum(rest)
+    return None if b"\n" in rest else _checksum(rest)
 
 
 def _checksum(data: bytes) -> str:
