@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import benchlib as bl
-from pgbench.load import Load, both_worlds
-from pgbench.options import listed
+from pgbench.load import Load, both_worlds, sized_stores
 from pgbench.report import NAMES, median, report_head
 from pgbench.server import Server
 
@@ -140,11 +139,8 @@ def call_rounds(venv: bl.Venv, worlds: dict[str, bl.World], runs: int, result: C
 def run_calls(args: argparse.Namespace, venv: bl.Venv, server: Server | None, floor: tuple[float, float]) -> tuple[
     str, bool
 ]:  # fmt: skip
-    if server is None:
-        raise SystemExit("calls needs a PostgreSQL server")
     started = time.perf_counter()
-    sizes = [int(s.replace("_", "")) for s in listed(args.sizes)]
-    sources = bl.stores_for(sizes, venv)
+    server, sizes, sources = sized_stores(args, venv, server, "calls")
     results: list[CallResult] = []
     for size in sizes:
         source, _ = sources[size]

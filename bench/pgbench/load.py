@@ -101,6 +101,18 @@ def postgres_world(venv: bl.Venv, server: Server, size: int, source: Path | None
     return world, name, load
 
 
+def sized_stores(args: argparse.Namespace, venv: bl.Venv, server: Server | None, part: str
+                 ) -> tuple[Server, list[int], dict[int, tuple[Path | None, str]]]:  # fmt: skip
+    """The server a part needs, the sizes `--sizes` asks for, and the generated SQLite store of each, built or
+    cached before any timing."""
+    from pgbench.options import listed
+
+    if server is None:
+        raise SystemExit(f"{part} needs a PostgreSQL server")
+    sizes = [int(s.replace("_", "")) for s in listed(args.sizes)]
+    return server, sizes, bl.stores_for(sizes, venv)
+
+
 @contextmanager
 def both_worlds(venv: bl.Venv, server: Server, size: int, source: Path | None, args: argparse.Namespace,
                 part: str) -> Iterator[tuple[dict[str, bl.World], Load]]:  # fmt: skip

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import benchlib as bl
 import find_bench
-from pgbench.load import Load, both_worlds
-from pgbench.options import listed
+from pgbench.load import Load, both_worlds, sized_stores
 from pgbench.report import report_head
 from pgbench.server import Server
 
@@ -78,11 +77,8 @@ def lookup_rounds(venv: bl.Venv, worlds: dict[str, bl.World], runs: int, result:
 def run_lookups(args: argparse.Namespace, venv: bl.Venv, server: Server | None, floor: tuple[float, float]) -> tuple[
     str, bool
 ]:  # fmt: skip
-    if server is None:
-        raise SystemExit("lookups needs a PostgreSQL server")
     started = time.perf_counter()
-    sizes = [int(s.replace("_", "")) for s in listed(args.sizes)]
-    sources = bl.stores_for(sizes, venv)  # the generated SQLite stores, built or cached before any timing
+    server, sizes, sources = sized_stores(args, venv, server, "lookups")
     results: list[LookupResult] = []
     for size in sizes:
         source, how = sources[size]
