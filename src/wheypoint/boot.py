@@ -68,7 +68,8 @@ def _read(path: str) -> dict[str, _Entry] | None:
     """The image's index, its file kept open for the code (None when there is no usable image).
 
     Only a regular file is read (opened without blocking, so a FIFO or a device planted there cannot hang every
-    command), and an index is taken only when it fits in the file and in _MAX_INDEX."""
+    command: model/regular.py's guard, done here by hand because this module loads before any layer may be
+    imported), and an index is taken only when it fits in the file and in _MAX_INDEX."""
     import stat
 
     try:
