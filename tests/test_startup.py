@@ -205,3 +205,25 @@ def test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_stor
         transcript.write_bytes(transcript.read_bytes() + b"\n")
     _, loaded = fire(event)
     assert "wheypoint.transcripts.discovery" in loaded
+
+
+def test_the_program_raises_the_collectors_first_threshold_before_it_imports_a_command(tmp_path: Path) -> None:
+    # The entry every runtime calls (console script, `python -m wheypoint`, the pyz) sets the threshold, then imports
+    # the program, so the imports that follow and the command run under it. Its other two thresholds are Python's.
+    probe = (
+        "import gc, json, sys; sys.path.insert(0, sys.argv[1]); default = gc.get_threshold()\n"
+        "import wheypoint.cli as entry\n"
+        "class Finder:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'wheypoint.cli.main':\n"
+        "            print(json.dumps([default, gc.get_threshold()]), file=sys.stderr, flush=True)\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "entry.run()\n"  # the program itself, with no command: a usage refusal
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", probe, str(SRC)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    from wheypoint.cli import YOUNG_THRESHOLD
+
+    assert done.returncode == 2 and '"ok": false' in done.stdout, done.stdout + done.stderr
+    default, during = json.loads(done.stderr.splitlines()[0])
+    assert default[0] != YOUNG_THRESHOLD and during == [YOUNG_THRESHOLD, *default[1:]]

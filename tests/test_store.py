@@ -258,6 +258,81 @@ def test_closing_a_writer_leaves_the_wal_in_place_where_sqlite3_allows(tmp_path:
         assert path.read_bytes() != database
 
 
+def test_the_program_leaves_the_wal_in_place_on_every_python(tmp_path: Path) -> None:
+    # `wheypoint` ends with os._exit once it has answered: on 3.12+ SQLite is asked not to checkpoint at close, on
+    # 3.10 and 3.11 the writer's connection is left for the exit to drop. Either way the commit stays in the WAL.
+    path = seeded(tmp_path / "store.sqlite3", works=1)
+    assert head(path, "w0") == "rev-w0-1" and not wal(path).exists()  # a plain last close folded the WAL in
+    database = path.read_bytes()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_")}
+    environ.update(WHEYPOINT_HOME=str(tmp_path / "home"), WHEYPOINT_STORE=str(path), PYTHONPATH=str(SRC))
+    argv = ["checkpoint", "left-open", "--orientation", "A new one.", "--next", "hold", "--notes", "Kept.", "--no-note"]
+    done = subprocess.run([sys.executable, "-m", "wheypoint", *argv], cwd=tmp_path, env=environ, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout)["revision_number"] == 1, done.stdout + done.stderr
+    assert wal(path).exists() and wal(path).stat().st_size > 0
+    assert path.read_bytes() == database  # nothing was copied back into the database file
+    store = open_store(path, create=False)
+    try:
+        assert [w.slug for w in store.works_with_slug_part("left-open", None, 5)] == ["left-open"]
+    finally:
+        store.close()
+
+
+def test_a_connection_left_for_the_exit_is_one_per_file_and_a_fold_closes_it(tmp_path: Path) -> None:
+    path = seeded(tmp_path / "store.sqlite3", works=1)
+    left = backend._LEFT_FOR_EXIT
+    try:
+        reader = SqliteStore.open(path, create=False, exit_closes=True)
+        reader.close()  # a reader never checkpoints: it is closed
+        assert str(path) not in left
+        first = SqliteStore.open(path, create=True, exit_closes=True)
+        write(first, "w0", 2, "rev-w0-1")
+        kept = first._conn
+        first.close()
+        if NO_CKPT_ON_CLOSE:  # nothing to spare: SQLite was asked not to checkpoint
+            assert not left
+            return
+        assert left == {str(path): kept} and kept is not None
+        second = SqliteStore.open(path, create=True, exit_closes=True)
+        write(second, "w0", 3, "rev-w0-2")
+        second.close()
+        assert list(left) == [str(path)] and left[str(path)] is not kept  # the earlier one was closed, no checkpoint
+        with pytest.raises(sqlite3.ProgrammingError):
+            kept.execute("SELECT 1")
+        assert wal(path).stat().st_size > 0
+        number = 4
+        while str(path) in left:  # commits until the WAL is due to be folded at a close
+            store = SqliteStore.open(path, create=True, exit_closes=True)
+            write(store, "w0", number, f"rev-w0-{number - 1}")
+            store.close()
+            number += 1
+            assert number < 100, "the WAL was never folded"
+        assert not wal(path).exists() or wal(path).stat().st_size == 0  # folded: the file's last connection closed
+        assert head(path, "w0") == f"rev-w0-{number - 1}"
+    finally:
+        for conn in left.values():
+            conn.close()
+        left.clear()
+
+
+def test_only_a_process_that_ends_with_its_command_leaves_connections_for_the_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wheypoint.app.context import Context
+
+    asked: list[dict[str, Any]] = []
+    monkeypatch.setattr("wheypoint.store.open_store", lambda location, **options: asked.append(options))
+    environ = {"WHEYPOINT_HOME": str(tmp_path)}
+    Context(tmp_path, environ)._open(True)
+    monkeypatch.setattr(Context, "ends_with_command", True)
+    Context(tmp_path, environ)._open(True)
+    serving = Context(tmp_path, environ)
+    serving.keep_connections = True  # `serve` and `mcp`: long-lived, so never
+    serving._open(True)
+    assert [options["exit_closes"] for options in asked] == [False, True, False]
+
+
 def test_the_wal_stays_bounded_across_commits(tmp_path: Path) -> None:
     path = seeded(tmp_path / "store.sqlite3", works=1)
     sizes = []

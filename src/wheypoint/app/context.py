@@ -54,6 +54,10 @@ class Context:
     # next reader or writer of the process when it is closed, instead of connecting again (a connection costs more
     # than a page or a tool call).
     keep_connections = False
+    # The `wheypoint` program sets this: its process ends with `os._exit` as soon as the command is answered, so a
+    # SQLite writer may leave its connection for the exit to drop (store/sqlite/backend.py). Never for a process
+    # that keeps connections, which is a long-lived one.
+    ends_with_command = False
     _shared: SharedReads | None = None  # set inside `one_store`
 
     def open_store(self, *, create: bool) -> Store:
@@ -67,7 +71,9 @@ class Context:
     def _open(self, create: bool) -> Store:
         from wheypoint.store import open_store
 
-        return open_store(store_location(self.environ), create=create, kept=self.keep_connections)
+        kept = self.keep_connections
+        return open_store(store_location(self.environ), create=create, kept=kept,
+                          exit_closes=self.ends_with_command and not kept)  # fmt: skip
 
     def one_store(self) -> SharedReads:
         """A `with` block whose reads all go through one store, opened at the first of them and closed when the block

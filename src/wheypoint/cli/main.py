@@ -523,11 +523,16 @@ def _answer(argv: list[str]) -> int:
 def run() -> None:
     """The `wheypoint` program: run the command, flush what it printed, and end the process at once.
 
-    By the time `main` returns, the store is closed (every command closes it in a `finally`), every note or
-    file written is flushed, fsynced and closed, and no thread runs. What is left of an ordinary exit is
-    the interpreter tearing down every module and object one by one, about 5 ms that nobody waits for
-    usefully, so the process ends with `os._exit` once its two output streams are flushed.
+    By the time `main` returns, the store is closed (every command closes it in a `finally`; on Python 3.10
+    and 3.11 a SQLite writer's connection is left for this exit to drop instead, which spares SQLite's
+    close-time checkpoint: store/sqlite/backend.py), every note or file written is flushed, fsynced and
+    closed, and no thread runs. What is left of an ordinary exit is the interpreter tearing down every
+    module and object one by one, about 5 ms that nobody waits for usefully, so the process ends with
+    `os._exit` once its two output streams are flushed.
     """
+    from wheypoint.app.context import Context
+
+    Context.ends_with_command = True
     code = main()
     try:
         sys.stdout.flush()

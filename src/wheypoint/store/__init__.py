@@ -28,13 +28,17 @@ def shown(location: str | os.PathLike[str]) -> str:
     return location
 
 
-def open_store(location: str | os.PathLike[str], *, create: bool, kept: bool = False) -> Store:
+def open_store(
+    location: str | os.PathLike[str], *, create: bool, kept: bool = False, exit_closes: bool = False
+) -> Store:
     """Open the store at `location`: `sqlite:///path`, `sqlite:path`, a plain file path, or `postgresql://...`.
 
     A reader (`create=False`) of a store that does not exist yet sees an empty one; only writes create it.
     `kept`: the store of a PostgreSQL URL takes a connection an earlier kept store of this process left open, and
     leaves its own open for the next one when closed (a process that serves many calls: `serve`, `mcp`). A SQLite
     file opens in well under a millisecond, and its connections belong to one thread, so it ignores `kept`.
+    `exit_closes`: the process ends with `os._exit` once its command is answered (the `wheypoint` program), so a
+    SQLite writer may leave its connection for the exit to drop rather than checkpoint at close (sqlite/backend.py).
     """
     location = os.fspath(location)
     scheme, sep, rest = location.partition(":")
@@ -52,4 +56,4 @@ def open_store(location: str | os.PathLike[str], *, create: bool, kept: bool = F
     from wheypoint.store.sqlite.backend import SqliteStore
 
     path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash
-    return SqliteStore.open(os.path.expanduser(path), create=create)
+    return SqliteStore.open(os.path.expanduser(path), create=create, exit_closes=exit_closes)

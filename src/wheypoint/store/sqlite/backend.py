@@ -16,8 +16,12 @@ connection closes: it checkpoints, copying the WAL's pages into the database fil
 then the database file, and deletes the WAL: two more fsyncs and a second copy of every page on every
 command, which buy nothing a committed WAL does not already guarantee (the next opener reads the WAL).
 So where Python offers it (3.12+: `Connection.setconfig`), every connection sets
-SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE and leaves the WAL in place; on 3.10 and 3.11 the close-time
-checkpoint stays (correct, only slower).
+SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE and leaves the WAL in place. On 3.10 and 3.11 SQLite cannot be asked, so
+a store opened `exit_closes` (by a process that ends with `os._exit` as soon as its command is answered: the
+`wheypoint` program, never a long-lived front door) does not close a writer's connection at all: it is left
+open, holding no transaction, until the exit drops it, which is exactly a process ending after its COMMIT,
+the crash WAL mode is built to survive. The WAL then stays in place as on 3.12. Elsewhere on 3.10 and 3.11
+the close-time checkpoint stays (correct, only slower).
 
 The WAL must not grow without bound, and SQLite's auto-checkpoint (it still runs inside any commit that
 takes the WAL past 1000 pages) does not bound it here: each command is a new process, the first to open
@@ -27,7 +31,8 @@ in a measurement, every commit past 1000 pages copied all of it again, and every
 it at start. Hence a writer's close folds the WAL back (lets SQLite's close-time checkpoint run, which
 also deletes the WAL) once it is over WAL_FOLD_BYTES, a few checkpoints' worth: writers pay the fold
 once every few commits, and a reader re-reads at most that much WAL when it opens (~0.2 ms at most).
-The fold happens only if no other connection has the file open; else a later writer's close does it.
+The fold happens only if no other connection has the file open; else a later writer's close does it. So a
+fold first closes the connection to the same file this process left open for its exit (3.10 and 3.11).
 
 Readers. A reader (`create=False`) opens the file read-only (`mode=ro`): whatever WAL it finds, it
 writes nothing to the database or the WAL and never checkpoints, on any Python (SQLite may create an
@@ -73,6 +78,9 @@ _IOERR_CODE = 10  # SQLITE_IOERR: what a full disk gives while a new store's fil
 # SQLITE_FULL only when a page write fails; creating a store (its header, its WAL and `-shm` index) on a nearly
 # full disk answers "disk I/O error", and the errno (ENOSPC) is not passed on to Python.
 _FULL_MARGIN = 1024 * 1024
+# The writer's connection left open for the process's exit to drop, by file (see the top of this module): one per
+# file at most, since a connection closed while another to its file is open does not checkpoint either.
+_LEFT_FOR_EXIT: dict[str, sqlite3.Connection] = {}
 
 
 def _uri(path: str, mode: str) -> str:
@@ -99,6 +107,13 @@ def _checkpoint_on_close(conn: sqlite3.Connection, checkpoint: bool) -> None:
     """Whether SQLite checkpoints when `conn`, the file's last connection, closes; settable on 3.12+ only."""
     if _SETCONFIG is not None and _NO_CKPT_ON_CLOSE is not None:
         _SETCONFIG(conn, _NO_CKPT_ON_CLOSE, not checkpoint)
+
+
+def _close_left_for_exit(path: str) -> None:
+    """Close the connection to `path` this process left open for its exit, if any (never on 3.12+)."""
+    earlier = _LEFT_FOR_EXIT.pop(path, None)
+    if earlier is not None:
+        earlier.close()
 
 
 def _folder_unwritable(path: str) -> bool:
@@ -190,21 +205,26 @@ class SqliteStore(SqlStore):
         self.path = path
         self._features: Features | None = None  # probed on first need, then kept
         self._writer = writer  # opened to write (`create=True`): its close may fold the WAL back in
+        self._exit_closes = False  # the process ends with os._exit after its command (see the top of this module)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool, durable: bool = True) -> SqliteStore:
+    def open(
+        cls, path: str | os.PathLike[str], *, create: bool, durable: bool = True, exit_closes: bool = False
+    ) -> SqliteStore:
         """Open the store; a reader on a store that does not exist yet sees an empty one.
 
         A reader (`create=False`) connects read-only. `durable=False` (synchronous=OFF) is for bulk
         loads into a scratch store, such as building the benchmarks' stores: a power cut may then lose
         recent commits, though a crash of the process still cannot tear one. Nothing that acknowledges
-        a checkpoint to an agent uses it.
+        a checkpoint to an agent uses it. `exit_closes`: the process ends with `os._exit` once its command
+        is answered, so on Python 3.10 and 3.11 a writer's close may leave its connection for the exit to drop.
         """
         path = os.fspath(path)
         if not create and not os.path.exists(path):
             _refuse_a_file_for_a_folder(path)  # a writer's makedirs refuses that case by itself
             return cls(None, path)
         store = cls(None, path, writer=create)
+        store._exit_closes = exit_closes
         try:
             if create and os.path.dirname(path) and not os.path.isdir(os.path.dirname(path)):
                 from wheypoint.store.folders import make_private_folders  # only a store's first write needs it
@@ -396,13 +416,22 @@ class SqliteStore(SqlStore):
         return {**facts, "schema_version": found, "size_bytes": size, "integrity": problems}
 
     def close(self) -> None:
-        """Close the connection (on Python 3.12+ without checkpointing the WAL: see the top of this module)."""
+        """Close the connection without checkpointing the WAL, unless it is due to be folded (see the top of this
+        module): on Python 3.12+ by asking SQLite, on 3.10 and 3.11 by leaving an `exit_closes` writer's connection
+        for the process's exit."""
         conn, self._conn = self._conn, None
         if conn is None:
             return
         try:
             if self._writer and _wal_bytes(self.path) > WAL_FOLD_BYTES:
+                _close_left_for_exit(self.path)  # else this connection would not be the file's last
                 _checkpoint_on_close(conn, True)  # SQLite's close folds the WAL into the file and removes it
+            elif self._writer and self._exit_closes and _SETCONFIG is None and not conn.in_transaction:
+                earlier = _LEFT_FOR_EXIT.pop(self.path, None)
+                _LEFT_FOR_EXIT[self.path] = conn
+                if earlier is not None:
+                    earlier.close()  # this one is open, so that close is not the file's last: no checkpoint
+                return
             conn.close()
         except sqlite3.DatabaseError as exc:
             raise _refusal(exc, self.path, "close") from None
