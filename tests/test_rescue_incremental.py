@@ -382,3 +382,29 @@ def test_the_rest_after_a_read_mark_is_an_unfinished_line_only(tmp_path: Path) -
     path.write_bytes(b'{"a":1}\n' + b"x" * 70_000)
     assert rest_after(path, mark) is None  # too long to vouch for
     assert rest_after(path, None) is None and rest_after(path, {"offset": -1}) is None
+
+
+def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Locating a session reads its transcript's head; the hook locates it, and the rescue and the checkpoints it
+    # writes take that one (TranscriptChoice.found) instead of locating it again.
+    from wheypoint.cli.main import answer
+    from wheypoint.transcripts import discovery
+
+    scene.append(scene.record("user", "First: the retry helper."), scene.record("user", "Second: and its tests."))
+    calls: list[str] = []
+    real = discovery.by_path
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(discovery, "by_path", counted)
+    monkeypatch.setenv("WHEYPOINT_HOME", str(scene.home))
+    monkeypatch.setenv("HOME", str(scene.home))
+    monkeypatch.chdir(scene.repo)
+    payload = {"session_id": SESSION_ID, "transcript_path": str(scene.path), "cwd": str(scene.repo),
+               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+    code, printed = answer(["hook", "PreCompact", "--harness", "claude-code"], json.dumps(payload).encode())
+    assert code == 0 and "kept 2 turn(s)" in json.loads(printed)["systemMessage"], printed
+    assert calls == [str(scene.path)]
+    assert scene.kept() == ["First: the retry helper.", "Second: and its tests."]

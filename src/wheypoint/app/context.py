@@ -320,6 +320,8 @@ class TranscriptChoice(Record):
     hook: dict[str, Any] | None = None
     # Turns the caller already read from this transcript (the rescue): meat is copied from these, not read again.
     read: tuple[Turn, ...] | None = None
+    # The session the caller already located for this choice (the hooks): not located again, which reads its head.
+    found: Located | None = None
 
     @property
     def named(self) -> bool:
@@ -327,6 +329,8 @@ class TranscriptChoice(Record):
 
     def locate(self, ctx: Context) -> Located:
         """The one session this choice means, or the refusal that says why not."""
+        if self.found is not None:
+            return self.found
         from wheypoint.transcripts import discovery
 
         if self.hook is not None:

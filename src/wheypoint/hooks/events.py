@@ -316,7 +316,7 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
         facts = memory.session_state(state, key)
         done = unchanged.unchanged(path, facts, key)
         if done is None:
-            done = rescue(ctx, choice, trigger=trigger, mark=facts.get("read"))
+            done = rescue(ctx, choice._replace(found=located), trigger=trigger, mark=facts.get("read"))
     # What this call knows of the session for the next one: an unchanged transcript gives back the last rescue's
     # own read mark and work, so writing them again changes nothing.
     facts = memory.session_state(state, done.session)

@@ -254,7 +254,7 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     # The turns already read, handed to the checkpoint so that it copies the meat from them: the transcript is
     # read once per rescue, whatever the number of revisions.
     pinned = TranscriptChoice(transcript=located.path, session=located.session_id, harness=located.harness,
-                              read=tuple(t for t in turns if t.id in chosen))  # fmt: skip
+                              read=tuple(t for t in turns if t.id in chosen), found=located)  # fmt: skip
     reply: dict[str, Any] | None = None
     work = head  # the work being written: its slug, id and revision, and what its record holds
     slug, base, held = (head["slug"], head["revision_id"], _text_held(head)) if head else (own_slug, None, 0)

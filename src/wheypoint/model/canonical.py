@@ -70,7 +70,9 @@ def _emit(value: Any, out: list[str]) -> None:
         if not all(isinstance(key, str) for key in value):
             raise CanonicalError("object key is not a string")
         out.append("{")
-        for index, key in enumerate(sorted(value, key=_utf16_key)):
+        # JCS orders keys by their UTF-16 code units, which is the order of the strings themselves for ASCII keys.
+        ascii_keys = all(key.isascii() for key in value)
+        for index, key in enumerate(sorted(value) if ascii_keys else sorted(value, key=_utf16_key)):
             if index:
                 out.append(",")
             out.append(_string(key))

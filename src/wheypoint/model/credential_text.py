@@ -41,7 +41,10 @@ _TOKENS = 1 << 16
 # many bytes (a character is one leading byte and its continuation bytes).
 _BLOCK = 1024
 _ASCII = bytes(range(128))
-_CONTINUATION = bytes(1 if 0x80 <= c < 0xC0 else 0 for c in range(256))
+_BYTES = bytes(range(256))
+_CONTINUATION = bytes(0x80) + b"\x01" * 0x40 + bytes(0x40)  # 1 for the bytes 0x80-0xBF, else 0
+_ALNUM = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0"  # the bytes c for which chr(c).isspace()
 
 # The 32-hex-digit rule is tried at each word of that shape, found by a pass over the text per distinct word; past
 # this many distinct words one search of the whole text is cheaper (a hash-heavy log holds thousands).
@@ -77,8 +80,10 @@ def accelerator() -> ModuleType | None:
     return _ENGINE[0]
 
 
-def _alnum(c: int) -> bool:
-    return 0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A
+def _blanking(kept: bytes) -> bytes:
+    """A bytes.translate table keeping the bytes in `kept` and turning every other byte into a space."""
+    others = _BYTES.translate(None, kept)
+    return bytes.maketrans(others, b" " * len(others))
 
 
 class NeedleIndex:
@@ -95,6 +100,7 @@ class NeedleIndex:
     def __init__(self, needles: Iterable[str], common: frozenset[str]) -> None:
         import re
 
+        runs_of = re.compile(r"[a-z0-9]+").findall
         self.needles = frozenset(needles)
         self.words: list[tuple[str, bytes]] = []  # letters and digits only: tested among the distinct runs
         self.direct: list[tuple[str, bytes]] = []  # tested in the text (or its distinct tokens)
@@ -102,14 +108,16 @@ class NeedleIndex:
         # bytes, where the anchor starts in it, its runs)
         self.heads: dict[bytes, list[tuple[str, bytes]]] = {}
         self.head_of: dict[str, tuple[str, int]] = {}  # needle -> its head and where the head starts in it
-        kept: set[int] = set()
+        spelled: list[bytes] = []
         for needle in sorted(self.needles):
             if needle.startswith("\x00"):  # a shape (SHAPE_*), found otherwise
                 continue
             raw = needle.encode()
-            kept.update(c for c in raw if not chr(c).isspace())
-            runs = re.findall(r"[a-z0-9]+", needle)
-            space = max((at for at, c in enumerate(needle) if c.isspace()), default=-1)
+            spelled.append(raw)
+            runs = runs_of(needle)
+            space = -1
+            if len(needle.split(None, 1)) != 1 or needle.strip() != needle:  # it holds a space somewhere
+                space = max((at for at, c in enumerate(needle) if c.isspace()), default=-1)
             if space >= 0:
                 self.spaced.setdefault(raw[space:], []).append((needle, raw, space, tuple(r.encode() for r in runs)))
                 continue
@@ -125,10 +133,10 @@ class NeedleIndex:
             self.fused[head[:3]] = (*self.fused.get(head[:3], ()), head)
         # Every byte but ASCII letters and digits to a space: bytes.translate and split cut a text into its
         # alphanumeric runs many times faster than re.findall does (a non-ASCII character is bytes >= 0x80)
-        self.to_space = bytes(c if _alnum(c) else 32 for c in range(256))
+        self.to_space = _blanking(_ALNUM)
         # ...and every byte no spaceless needle holds: the text's tokens, in which each such needle occurs as it
         # occurs in the text
-        self.to_token = bytes(c if _alnum(c) or c in kept else 32 for c in range(256))
+        self.to_token = _blanking(_ALNUM + b"".join(spelled).translate(None, _SPACES))
         self.accelerated: object = None  # what the accelerator builds from the index, on its first scan
 
 
@@ -271,7 +279,9 @@ def _present_pure(index: NeedleIndex, haystack: Haystack) -> set[str]:
 
 
 # Every byte to its class for the 32-hex-digit words: `h` a hex digit, `g` another ASCII letter or digit, else space.
-_HEX_CLASSES = bytes(0x68 if chr(c) in "0123456789abcdefABCDEF" else 0x67 if _alnum(c) else 32 for c in range(256))
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+_ALNUM_CLASSES = bytes.maketrans(_ALNUM, bytes(0x68 if c in _HEX_DIGITS else 0x67 for c in _ALNUM))
+_HEX_CLASSES = _blanking(_ALNUM).translate(_ALNUM_CLASSES)
 
 
 def _hex32(data: bytes) -> set[str]:
