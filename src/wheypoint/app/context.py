@@ -36,6 +36,7 @@ class Context:
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.project = project
         self._checkout: Checkout | bool | None = False  # found on first use
+        self._own_key: str | None = None  # the checkout's or the folder's project key, found on first use
 
     @property
     def checkout(self) -> Checkout | None:
@@ -44,11 +45,15 @@ class Context:
         return self._checkout if isinstance(self._checkout, Checkout) else None
 
     def project_key(self) -> str:
+        """The project this command works in: named, else the checkout's (from its remote, so the checkout's git
+        config is read once per context, like the checkout itself), else the folder's name."""
         explicit = self.project or self.environ.get("WHEYPOINT_PROJECT")
         if explicit:
             return normalise_key(explicit)
-        checkout = self.checkout
-        return checkout.project_key() if checkout else normalise_key(os.path.basename(self.cwd))
+        if self._own_key is None:
+            checkout = self.checkout
+            self._own_key = checkout.project_key() if checkout else normalise_key(os.path.basename(self.cwd))
+        return self._own_key
 
     # A long-running front door (`serve`, `mcp`) sets this: a connection to a team store is then kept open for the
     # next reader or writer of the process when it is closed, instead of connecting again (a connection costs more

@@ -11,9 +11,9 @@ imported: each reader costs its own start-up, and a command reads one transcript
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
+import sys
 
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.model.records import Record
@@ -45,7 +45,9 @@ def reader(harness: str) -> ModuleType:
     """The reader module of a harness, imported on first use."""
     if harness not in _MODULES:
         raise bad_parameter("harness", f"takes {', '.join(HARNESSES)} (no reader for {harness!r})", "unknown-harness")
-    return importlib.import_module(f"wheypoint.transcripts.{_MODULES[harness]}")
+    name = f"wheypoint.transcripts.{_MODULES[harness]}"
+    __import__(name)  # importlib.import_module would first import the `importlib` package, and `warnings` with it
+    return sys.modules[name]
 
 
 class Located(Record):

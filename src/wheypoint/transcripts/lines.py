@@ -99,7 +99,11 @@ def escaped_surrogate(text: str) -> bool:
 def loads(data: str | bytes) -> Any:
     """json.loads of UTF-8 (bytes are decoded strictly: json.loads would let surrogate bytes through), and
     LoneSurrogate, a ValueError, for a value no UTF-8 reply could carry."""
-    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    if isinstance(data, bytes):  # a leading byte-order mark dropped, as "utf-8-sig" would (without its codec)
+        text = data.decode("utf-8")
+        text = text[1:] if text.startswith("\ufeff") else text
+    else:
+        text = data
     value = _DECODE(text)
     return unicode_clean(value) if escaped_surrogate(text) else value
 
