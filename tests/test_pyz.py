@@ -102,7 +102,7 @@ def test_the_archive_layout(tmp_path: Path) -> None:
         assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".swp"))]
         packed = {n for n in names if n.startswith("wheypoint/")} - {"wheypoint/_build.py"}
         assert packed == expected and "wheypoint/cli/table.json" in packed and names[0] == "__main__.py"
-        assert "wheypoint.cli import run" in archive.read("__main__.py").decode()
+        assert "wheypoint.cli.entry import run" in archive.read("__main__.py").decode()
         build_module = archive.read("wheypoint/_build.py").decode()
         assert f'SOURCE_DIGEST = "{reply["source_digest"]}"' in build_module and "stale" not in build_module
 

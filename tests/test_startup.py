@@ -212,7 +212,7 @@ def test_the_program_raises_the_collectors_first_threshold_before_it_imports_a_c
     # the program, so the imports that follow and the command run under it. Its other two thresholds are Python's.
     probe = (
         "import gc, json, sys; sys.path.insert(0, sys.argv[1]); default = gc.get_threshold()\n"
-        "import wheypoint.cli as entry\n"
+        "import wheypoint.cli.entry as entry\n"
         "class Finder:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'wheypoint.cli.main':\n"
@@ -222,7 +222,7 @@ def test_the_program_raises_the_collectors_first_threshold_before_it_imports_a_c
     )
     done = subprocess.run([sys.executable, "-S", "-c", probe, str(SRC)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
-    from wheypoint.cli import YOUNG_THRESHOLD
+    from wheypoint.cli.entry import YOUNG_THRESHOLD
 
     assert done.returncode == 2 and '"ok": false' in done.stdout, done.stdout + done.stderr
     default, during = json.loads(done.stderr.splitlines()[0])

@@ -102,6 +102,6 @@ if __name__ == "__main__":
     import wheypoint
 
     wheypoint.RUNNING_ARCHIVE = archive
-    from wheypoint.cli import run
+    from wheypoint.cli.entry import run
 
     run()

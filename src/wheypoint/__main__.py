@@ -1,5 +1,5 @@
 """Entry point for `python -m wheypoint`: the same program as the `wheypoint` command."""
 
-from wheypoint.cli import run
+from wheypoint.cli.entry import run
 
 run()
