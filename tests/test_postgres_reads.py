@@ -1,6 +1,7 @@
 """The team store's reads for the long-lived front doors (`serve`, `mcp`): the store's version from one count per
-work lock bucket, the steps that add it and the open gates' index to an older store, and a kept reader's schema
-check made with its first read (one statement with the version), a dropped connection replaced as at open."""
+work lock bucket, the steps that add it and the open gates' index to an older store, a kept reader's schema
+check made with its first read (one statement with the version), a dropped connection replaced as at open, and the
+lookups by key prepared on a connection (and nothing planned by its values)."""
 
 from __future__ import annotations
 
@@ -140,3 +141,25 @@ def test_a_kept_reader_whose_connection_the_server_dropped_reads_on_a_new_one(ke
     assert read_first(kept, what) == 3
     after = rows(kept, sessions)
     assert len(after) == 1 and after != before  # a new session, kept in turn
+
+
+def test_a_lookup_by_key_is_prepared_on_its_connection_and_a_pattern_or_a_list_never_is(url: str) -> None:
+    """A lookup's plan is the same whatever the key; a slug pattern's or a list's is not (a generic plan for
+    `slug LIKE $1` scans every work), so none of those is prepared however often it runs."""
+    from wheypoint.store.rows import WorkQuery
+
+    store = open_store(url, create=True)
+    try:
+        seed(store, works=3)
+        for _ in range(8):  # more than the driver's default threshold for preparing a statement (5)
+            work = store.work("w0")
+            assert work is not None
+            store.history("w0"), store.backlinks(work), store.records(["w0", "w1"]), store.version()
+            store.works_with_slug_prefix("retry-w", None, 5), store.works_with_slug_part("w1", None, 5)
+            store.list_works(WorkQuery(limit=10)), store.list_works(WorkQuery(grep=("gateway",), limit=10))
+        prepared = [str(row[0]) for row in store._conn.execute("SELECT statement FROM pg_prepared_statements")]  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    reads = [sql for sql in prepared if not sql.startswith("INSERT INTO ")]  # the driver prepares executemany's
+    assert len(reads) == 5, prepared  # the work, its history, its backlinks, the records, the version
+    assert not [sql for sql in reads if "LIKE" in sql or "LIMIT" in sql or "tsquery" in sql], prepared

@@ -107,9 +107,19 @@ class SqlStore:
     def _rows(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._run(sql, args) if self._exists() else []
 
+    def _lookup(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """`_rows` of a statement whose parameters are only keys compared for equality (or lists of keys): its best
+        plan is the same whatever their values, so a backend may plan it once for its connection (PostgreSQL
+        prepares it). A pattern, a range or a filter of `list` is never one: its plan depends on its values."""
+        return self._rows(sql, args)
+
+    def _in_keys(self, column: str, keys: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """A condition on `column` being one of `keys`, with its arguments (a `?` for each: IN (?, ?, ...))."""
+        return f"{column} IN ({', '.join('?' * len(keys))})", tuple(keys)
+
     def _work(self, where: str, args: tuple[Any, ...]) -> WorkRef | None:
-        row = self._one(f"SELECT {WORK_COLUMNS} FROM works w WHERE {where}", args)
-        return WorkRef(*row) if row else None
+        rows = self._lookup(f"SELECT {WORK_COLUMNS} FROM works w WHERE {where}", args)
+        return WorkRef(*rows[0]) if rows else None
 
     def _works(self, sql: str, args: tuple[Any, ...]) -> list[WorkRef]:
         return [WorkRef(*row) for row in self._rows(sql, args)]
@@ -133,7 +143,7 @@ class SqlStore:
             f"wheypoint:{work.project_key}/{work.work_id}",
             f"wheypoint:{work.project_key}/{work.slug}",
         )
-        rows = self._rows(
+        rows = self._lookup(
             "SELECT w.work_id, w.project_key, w.slug, g.kind, g.ref FROM edges g JOIN works w ON w.work_id = g.work_id "
             "WHERE g.work_id != ? AND (g.ref IN (?, ?, ?) OR (g.ref = ? AND w.project_key = ?)) "
             "ORDER BY w.updated_at DESC, w.work_id, g.kind",
@@ -211,34 +221,33 @@ class SqlStore:
     def record(self, work_id: str, revision_id: str | None = None) -> dict[str, Any] | None:
         if revision_id is None:
             return self.records([work_id]).get(work_id)
-        row = self._one(
+        rows = self._lookup(
             "SELECT record_json, revision_id, record_digest FROM revisions WHERE revision_id = ? AND work_id = ?",
             (revision_id, work_id),
         )
-        return intact_record(work_id, str(row[1]), row[2], row[0]) if row else None
+        return intact_record(work_id, str(rows[0][1]), rows[0][2], rows[0][0]) if rows else None
 
     def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         wanted = list(dict.fromkeys(work_ids))
         found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(wanted), IN_BATCH):
-            batch = wanted[start : start + IN_BATCH]
-            marks = ", ".join("?" * len(batch))
-            rows = self._rows(
+            among, args = self._in_keys("w.work_id", wanted[start : start + IN_BATCH])
+            rows = self._lookup(
                 "SELECT w.work_id, r.record_json, r.revision_id, r.record_digest FROM works w "
-                f"JOIN revisions r ON r.revision_id = w.head_revision_id WHERE w.work_id IN ({marks})",
-                tuple(batch),
+                f"JOIN revisions r ON r.revision_id = w.head_revision_id WHERE {among}",
+                args,
             )
             for work_id, text, revision_id, digest in rows:
                 found[str(work_id)] = intact_record(str(work_id), str(revision_id), digest, text)
         return found
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
-        rows = self._rows("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
+        rows = self._lookup("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
         return [json.loads(row[0]) for row in rows]
 
     def history(self, work_id: str) -> list[Revision]:
-        rows = self._rows("SELECT revision_json, record_json, revision_id, record_digest, author FROM revisions "
-                          "WHERE work_id = ? ORDER BY number", (work_id,))  # fmt: skip
+        rows = self._lookup("SELECT revision_json, record_json, revision_id, record_digest, author FROM revisions "
+                            "WHERE work_id = ? ORDER BY number", (work_id,))  # fmt: skip
         return [Revision(json.loads(receipt), intact_record(work_id, str(revision_id), digest, text), author)
                 for receipt, text, revision_id, digest, author in rows]  # fmt: skip
 

@@ -49,6 +49,10 @@ _PLACEHOLDERS: dict[str, str] = {}  # `?` statements as the driver wants them, c
 # threads of one server share it without a lock; each connection is used by one store at a time.
 _KEPT: dict[str, list[Any]] = {}
 KEPT_IDLE = 8  # at most this many idle connections kept per URL; a store closing beyond it closes its own
+# The driver prepares a statement after this many runs on a connection unless told (`prepare=`): never, here. A
+# statement is prepared only when it says so (SqlStore._lookup's, and the store's version), or when the driver
+# runs it for each of many rows (executemany's INSERTs, which have one plan anyway); see `_connect`.
+NEVER_BY_COUNT = 2**31 - 1
 
 
 def _driver(url: str = "") -> Any:
@@ -144,14 +148,17 @@ class PostgresStore(SqlStore):
 
         try:
             given = conninfo_to_dict(self.url)
-            # prepare_threshold=None: no statement is ever prepared, so each is planned with its values. The driver
-            # prepares one after its fifth run on a connection, and the server then settles on a generic plan, which
-            # for `slug LIKE $1` (a prefix) or `ILIKE $1` (a substring) cannot use an index: a kept connection
-            # (`mcp`, `serve`) scanned every work after a few lookups (3.7 ms at 10,000 works, against 0.2 ms).
+            # No statement is prepared by count (NEVER_BY_COUNT), so each is planned with its values unless it says
+            # otherwise. The driver's default prepares one after its fifth run on a connection, and the server then
+            # settles on a generic plan, which for `slug LIKE $1` (a prefix) or `ILIKE $1` (a substring) cannot use
+            # an index: a kept connection (`mcp`, `serve`) scanned every work after a few lookups (3.7 ms at 10,000
+            # works, against 0.2 ms). A lookup by key (SqlStore._lookup) is prepared at its first run instead: its
+            # plan is the same whatever the key, and parsing and planning it again cost more than running it (on a
+            # kept connection a work by id took 0.18 ms unprepared and 0.10 ms prepared, its backlinks 0.31 and 0.11).
             self._conn = psycopg.connect(
                 self.url, autocommit=True, connect_timeout=int(given.get("connect_timeout") or CONNECT_TIMEOUT_S),
                 options=session_options(str(given.get("options") or "")), application_name=given.get("application_name")
-                or APPLICATION, prepare_threshold=None,
+                or APPLICATION, prepare_threshold=NEVER_BY_COUNT,
             )  # fmt: skip
             if create:
                 self._migrate()
@@ -244,14 +251,16 @@ class PostgresStore(SqlStore):
             cursor = self._cursor = self._conn.cursor()
         return cursor
 
-    def _run(self, sql: str, args: tuple[Any, ...], *, many: bool = False) -> list[tuple[Any, ...]]:
+    def _run(
+        self, sql: str, args: tuple[Any, ...], *, many: bool = False, prepare: bool = False
+    ) -> list[tuple[Any, ...]]:  # fmt: skip
         psycopg = _driver()
         try:
             cursor = self._cursor_now()
             if many:
                 cursor.executemany(_driver_sql(sql), args)
                 return []
-            cursor.execute(_driver_sql(sql), args)
+            cursor.execute(_driver_sql(sql), args, prepare=prepare)
             return cursor.fetchall() if cursor.description is not None else []
         except psycopg.Error as exc:
             raise self._refusal(exc, "write to" if self._conn.info.transaction_status else "read") from None
@@ -274,6 +283,14 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             raise self._refusal(exc, "write to") from None
 
+    def _lookup(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """SqlStore's, prepared on the connection at its first run (see `_connect`)."""
+        return self._run(sql, args, prepare=True) if self._exists() else []
+
+    def _in_keys(self, column: str, keys: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """`= ANY(?)` with the keys as one array: one statement however many keys, so one prepared statement."""
+        return f"{column} = ANY(?)", (list(keys),)
+
     def _lock(self, work_id: str) -> None:
         self._run("SELECT pg_advisory_xact_lock(?, hashtext(?) & ?)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
 
@@ -293,8 +310,8 @@ class PostgresStore(SqlStore):
             counted = self._version_checked()
             if counted is not None:
                 return counted
-        row = self._one("SELECT COALESCE(sum(revisions), 0) FROM revision_counts", ())
-        return int(row[0]) if row else 0
+        rows = self._lookup("SELECT COALESCE(sum(revisions), 0) FROM revision_counts", ())
+        return int(rows[0][0]) if rows else 0
 
     def _version_checked(self) -> int | None:
         """The store's version and the schema's in one round trip; None when that is not the answer (another schema,
@@ -305,7 +322,7 @@ class PostgresStore(SqlStore):
             row = (
                 self._cursor_now()
                 .execute("SELECT (SELECT version FROM wheypoint_schema), (SELECT COALESCE(sum(revisions), 0) FROM "
-                         "revision_counts)")
+                         "revision_counts)", prepare=True)
                 .fetchone()
             )  # fmt: skip
         except _driver().Error:
