@@ -1,7 +1,7 @@
 """The team store's reads for the long-lived front doors (`serve`, `mcp`): the store's version from one count per
 work lock bucket, the steps that add it and the open gates' index to an older store, a kept reader's schema
-check made with its first read (one statement with the version), a dropped connection replaced as at open, and the
-lookups by key prepared on a connection (and nothing planned by its values)."""
+check made with its first read (one statement with the version), a dropped connection replaced as at open, the
+lookups by key prepared on a connection (and nothing planned by its values), and a walk's level in one statement."""
 
 from __future__ import annotations
 
@@ -141,6 +141,57 @@ def test_a_kept_reader_whose_connection_the_server_dropped_reads_on_a_new_one(ke
     assert read_first(kept, what) == 3
     after = rows(kept, sessions)
     assert len(after) == 1 and after != before  # a new session, kept in turn
+
+
+def linked(store: Any, work_id: str, project: str, slug: str, edges: list[dict[str, str]], minute: int) -> None:
+    """A first revision of `work_id` whose head has these edges, updated at that minute (backlinks are newest first)."""
+
+    def build(head: dict[str, Any] | None) -> Any:
+        made = outcome(work_id, 1, None, slug)
+        made.record.update(project_key=project, edges=edges, updated_at=f"2026-01-01T00:{minute:02d}:00Z")
+        return made
+
+    store.commit(work_id, None, f"rev-{work_id}-1", build)
+
+
+def test_the_heads_and_backlinks_of_several_works_in_one_statement_are_what_each_read_on_its_own_answers(
+    url: str,
+) -> None:  # fmt: skip
+    """Every spelling that names a work (its id, the store's ref by id or by slug, a bare slug from its project,
+    but not from another), several kinds from one work, newest first: as work, records and backlinks read them."""
+    from wheypoint.store.sql import SqlStore
+
+    store = open_store(url, create=True)
+    try:
+        linked(store, "target.0000aaaa", "proj", "target", [], 1)
+        linked(store, "side.0000bbbb", "proj", "side", [{"ref": "target.0000aaaa", "kind": "relates_to"}], 2)
+        for n, ref in enumerate(["target.0000aaaa", "wheypoint:proj/target.0000aaaa", "wheypoint:proj/target",
+                                 "target", "side.0000bbbb"]):  # fmt: skip
+            linked(store, f"p{n}.0000000{n}", "proj", f"p{n}", [{"ref": ref, "kind": "relates_to"}], 10 - n)
+        linked(store, "far.0000cccc", "other", "far", [{"ref": "target", "kind": "relates_to"}], 20)  # not its slug
+        linked(
+            store,
+            "two.0000dddd",
+            "proj",
+            "two",
+            [{"ref": "target", "kind": "supersedes"}, {"ref": "wheypoint:proj/target", "kind": "relates_to"}],
+            5,
+        )
+        asked = ["side.0000bbbb", "target.0000aaaa", "missing.00000000", "target.0000aaaa", "far.0000cccc"]
+        together = store.heads_and_backlinks(asked)
+        assert list(together) == ["side.0000bbbb", "target.0000aaaa", "far.0000cccc"]  # as asked, each once
+        assert together == SqlStore.heads_and_backlinks(store, asked)  # type: ignore[arg-type]  # read one by one
+        work, record, backlinks = together["target.0000aaaa"]
+        assert work == store.work("target.0000aaaa") and record == store.record("target.0000aaaa")
+        assert backlinks == store.backlinks(work)
+        assert [(b.work_id, b.kind) for b in backlinks] == [
+            ("p0.00000000", "relates_to"), ("p1.00000001", "relates_to"), ("p2.00000002", "relates_to"),
+            ("p3.00000003", "relates_to"), ("two.0000dddd", "relates_to"), ("two.0000dddd", "supersedes"),
+            ("side.0000bbbb", "relates_to"),
+        ]  # fmt: skip
+        assert store.heads_and_backlinks([]) == {} and store.heads_and_backlinks(["missing.00000000"]) == {}
+    finally:
+        store.close()
 
 
 def test_a_lookup_by_key_is_prepared_on_its_connection_and_a_pattern_or_a_list_never_is(url: str) -> None:

@@ -27,9 +27,10 @@ from wheypoint.web.server import bound
 # (one statement), then the page's own reads, each asked once however many functions draw from it. The inbox: a
 # page of gates with their count and their works' head records, a page of works, and their count (which a
 # ranked `grep` list reads with its rows). A work: the work, its history (the head is its last record) and its
-# backlinks, then for the work linking to it, which the lineage's walk (`graph`) reaches, its record, work and
-# backlinks. A diff: the work and its history (a short one, read whole: its receipts and the two records compared).
-STATEMENTS = {"inbox": 4, "inbox ?grep=": 3, "inbox ?owner=": 4, "work": 4 + 3, "diff": 3, "changes": 1}
+# backlinks, then the works the lineage's walk (`graph`) reaches one edge further out, here the one linking to
+# it, all in one statement (their rows, head records and backlinks: Store.heads_and_backlinks; it was three a
+# work before). A diff: the work and its history (a short one, read whole: its receipts and the two records).
+STATEMENTS = {"inbox": 4, "inbox ?grep=": 3, "inbox ?owner=": 4, "work": 4 + 1, "diff": 3, "changes": 1}
 
 
 class Serving:
@@ -69,11 +70,39 @@ class Serving:
         self.thread.join(timeout=10)
 
 
+def counting(monkeypatch: pytest.MonkeyPatch, *, team: bool) -> Counter[str]:
+    """What this process opens, and on a team store connects and runs, counted where it happens."""
+    import wheypoint.store
+
+    counted: Counter[str] = Counter()
+    opened = wheypoint.store.open_store
+
+    def counting_open(*args: Any, **kwargs: Any) -> Any:
+        counted["opens"] += 1
+        return opened(*args, **kwargs)
+
+    monkeypatch.setattr(wheypoint.store, "open_store", counting_open)
+    if team:
+        import psycopg
+
+        connect, execute = psycopg.connect, psycopg.Cursor.execute
+
+        def counting_connect(*args: Any, **kwargs: Any) -> Any:
+            counted["connections"] += 1
+            return connect(*args, **kwargs)
+
+        def counting_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+            counted["statements"] += 1
+            return execute(self, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg, "connect", counting_connect)
+        monkeypatch.setattr(psycopg.Cursor, "execute", counting_execute)
+    return counted
+
+
 @pytest.fixture(params=BACKENDS)
 def serving(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Serving]:
     """Two works on one backend (a gated one with two revisions and ann's gate, and one that links to it), served."""
-    import wheypoint.store
-
     home, repo = tmp_path / "home", make_repo(tmp_path / "shop", {"retry.py": "10\n"})
     url = both_backends(request)
     if url:
@@ -85,29 +114,7 @@ def serving(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.
             "--decision", "Cap at 20 s.", "--rationale", "Ops asked.")  # fmt: skip
         other = cli(home, repo, "checkpoint", "other", "--orientation", "Other.", "--next", "hold", "--notes", "N.")
         cli(home, repo, "link", "other", "retry", "--kind", "relates_to", "--base", other["revision_id"])
-        counted: Counter[str] = Counter()
-        opened = wheypoint.store.open_store
-
-        def counting_open(*args: Any, **kwargs: Any) -> Any:
-            counted["opens"] += 1
-            return opened(*args, **kwargs)
-
-        monkeypatch.setattr(wheypoint.store, "open_store", counting_open)
-        if url:
-            import psycopg
-
-            connect, execute = psycopg.connect, psycopg.Cursor.execute
-
-            def counting_connect(*args: Any, **kwargs: Any) -> Any:
-                counted["connections"] += 1
-                return connect(*args, **kwargs)
-
-            def counting_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-                counted["statements"] += 1
-                return execute(self, *args, **kwargs)
-
-            monkeypatch.setattr(psycopg, "connect", counting_connect)
-            monkeypatch.setattr(psycopg.Cursor, "execute", counting_execute)
+        counted = counting(monkeypatch, team=bool(url))
         running = Serving(Context(cwd=str(repo), environ=_env(home)), counted, first["work_id"])
         try:
             yield running
@@ -150,3 +157,69 @@ def test_the_pages_drawn_through_one_store_say_what_the_store_holds(serving: Ser
     assert "1 open gate" in owned and "Works 1" not in owned  # both works fit on the first page
     _, _, changes = serving.get("/changes?since=4")
     assert json.loads(changes) == {"version": 4, "changed": False}  # two revisions, a third work, the link's
+
+
+def lineage_works(home: Path, repo: Path) -> dict[str, str]:
+    """alpha, forked to beta, which joined gamma into retry-all, and other, which links to alpha, written by the CLI
+    in this order: each work's id by its slug."""
+    made = {}
+    for slug in ("alpha", "gamma"):
+        done = cli(home, repo, "checkpoint", slug, "--orientation", f"{slug} work.", "--next", "hold", "--decision",
+                   f"Cap {slug}.", "--rationale", "Because.", "--question", f"Open in {slug}?")  # fmt: skip
+        made[slug] = done
+        if slug == "alpha":
+            forked = cli(home, repo, "fork", "alpha", "beta", "--orientation", "All of alpha moves on.",
+                         "--move", done["added"][1], "--move", done["added"][0])  # fmt: skip
+    joined = cli(home, repo, "join", "beta", "gamma", "retry-all", "--orientation", "Both in one.")
+    other = cli(home, repo, "checkpoint", "other", "--orientation", "Other.", "--next", "hold", "--notes", "N.")
+    cli(home, repo, "link", "other", "wheypoint:shop/alpha", "--kind", "relates_to", "--base", other["revision_id"])
+    return {"alpha": made["alpha"]["work_id"], "beta": forked["child"]["work_id"], "gamma": made["gamma"]["work_id"],
+            "retry-all": joined["joined"]["work_id"], "other": other["work_id"]}  # fmt: skip
+
+
+def shown_around(page: str, ids: dict[str, str]) -> str:
+    """What a work's page shows of the works around it (its links, backlinks and lineage), each work id written as
+    its slug: the same works on two stores are told apart by nothing else the page shows there."""
+    around = page[page.index("<h2>Links</h2>") : page.index("<h2>Revisions</h2>")]
+    for slug, work_id in sorted(ids.items(), key=lambda item: -len(item[1])):
+        around = around.replace(work_id, f"<{slug}>")
+    return around
+
+
+def test_a_works_links_backlinks_and_lineage_are_shown_alike_on_both_backends_a_statement_a_level_on_postgresql(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """The lineage's walk reads each level beyond the work in one go on PostgreSQL (Store.heads_and_backlinks),
+    and each work on its own on SQLite: every work's page shows the same links, backlinks and lineage on both, from
+    the same works (written on SQLite, then copied, so that their times, which order backlinks, are the same)."""
+    url = str(request.getfixturevalue("postgres_url"))
+    home, repo = tmp_path / "home", make_repo(tmp_path / "shop", {"retry.py": "10\n"})
+    ids = lineage_works(home, repo)
+    cli(home, repo, "store", "copy", "--from", str(home / "store.sqlite3"), "--to", url)
+    counted = counting(monkeypatch, team=True)
+    shown: dict[str, dict[str, str]] = {}
+    statements: dict[str, int] = {}
+    for backend in BACKENDS:
+        if backend == "postgresql":
+            STORES[home] = url
+        try:
+            running = Serving(Context(cwd=str(repo), environ=_env(home)), counted, ids["alpha"])
+            try:
+                for slug, work_id in ids.items():
+                    running.counts(f"/work/{work_id}")  # the first draw: the kept connection prepares its lookups
+                    statements[slug] = running.counts(f"/work/{work_id}")["statements"]
+                    shown.setdefault(backend, {})[slug] = shown_around(running.get(f"/work/{work_id}")[2], ids)
+            finally:
+                running.stop()
+        finally:
+            STORES.pop(home, None)
+    assert shown["postgresql"] == shown["sqlite"]
+    alpha = shown["sqlite"]["alpha"]
+    assert "<svg" in alpha and all(f"<{slug}>" in alpha for slug in ("beta", "gamma", "retry-all", "other")), alpha
+    assert "relates_to this work" in alpha and "forked_to" in alpha, alpha
+    # alpha's page: the version, alpha, its history and its backlinks (beta's and other's), then one statement for
+    # each level the walk reaches beyond it: beta and other; retry-all; gamma (the last level, whose backlinks
+    # are not followed: its head records alone); and the work each edge names, looked up by its id where the
+    # page first meets it (beta, retry-all, gamma). Each level took three statements a work before: 15 in all.
+    assert statements["alpha"] == 4 + 3 + 3, statements
+    assert max(statements.values()) == 10, statements  # 12 to 16 before

@@ -67,6 +67,10 @@ class Store(Protocol):
         """Every revision of a work, oldest first, each with its record (verified as `record` verifies it) and its
         author, in one read."""
 
+    def heads_and_backlinks(self, work_ids: Sequence[str]) -> dict[str, tuple[WorkRef, dict[str, Any], list[Backlink]]]:
+        """Each named work's row, head record and backlinks, by work id, as `work`, `records` and `backlinks` answer
+        them, in as few reads as the backend can (a work not in the store is left out): a walk's next step."""
+
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
         """Works whose slug is exactly this, in one project or (None) on the whole machine."""
 

@@ -251,6 +251,17 @@ class SqlStore:
         return [Revision(json.loads(receipt), intact_record(work_id, str(revision_id), digest, text), author)
                 for receipt, text, revision_id, digest, author in rows]  # fmt: skip
 
+    def heads_and_backlinks(self, work_ids: Sequence[str]) -> dict[str, tuple[WorkRef, dict[str, Any], list[Backlink]]]:
+        """Each named work's row, head record and backlinks, in the order asked, as `work`, `records` and `backlinks`
+        read them: here with those reads (a statement for the records, then two a work); a backend may use one."""
+        records = self.records(work_ids)
+        found: dict[str, tuple[WorkRef, dict[str, Any], list[Backlink]]] = {}
+        for work_id in dict.fromkeys(work_ids):
+            work = self.work(work_id) if work_id in records else None
+            if work is not None:
+                found[work_id] = (work, records[work_id], self.backlinks(work))
+        return found
+
     # ---------------------------------------------------------------- checks (doctor: app/doctor_store.py)
 
     def works_to_check(self) -> list[tuple[str, str, str, str, int]]:

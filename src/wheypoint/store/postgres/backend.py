@@ -27,13 +27,14 @@ from __future__ import annotations
 from wheypoint.model.errors import Refusal
 from wheypoint.store.postgres.url import APPLICATION, CONNECT_TIMEOUT_S, LOCK_TIMEOUT_MS, redacted, scrubbed
 from wheypoint.store.sql import SqlStore, intact_record, search_texts
+from wheypoint.store.sqlparts import WORK_COLUMNS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, TypeVar
 
-    from wheypoint.store.rows import ListedWork, OpenGate, WorkQuery, Write
+    from wheypoint.store.rows import Backlink, ListedWork, OpenGate, WorkQuery, WorkRef, Write
 
     T = TypeVar("T")
 
@@ -53,6 +54,18 @@ KEPT_IDLE = 8  # at most this many idle connections kept per URL; a store closin
 # statement is prepared only when it says so (SqlStore._lookup's, and the store's version), or when the driver
 # runs it for each of many rows (executemany's INSERTs, which have one plan anyway); see `_connect`.
 NEVER_BY_COUNT = 2**31 - 1
+# The backlinks of the works row `w` (SqlStore.backlinks' query, with the row's own id, project and slug for its
+# arguments), as one JSON array of [work_id, project_key, slug, kind, ref] in backlinks' order, or NULL for none.
+# The row's columns are COLLATE "C" and edges.ref is not: each value compared with ref is given ref's collation,
+# or the comparison takes "C" and the edges_by_ref index (the database's default collation) cannot serve it.
+_BACKLINKS_OF_W = (
+    "(SELECT json_agg(json_build_array(b.work_id, b.project_key, b.slug, g.kind, g.ref) "
+    "ORDER BY b.updated_at DESC, b.work_id, g.kind) FROM edges g JOIN works b ON b.work_id = g.work_id "
+    'WHERE g.work_id != w.work_id AND (g.ref IN (w.work_id COLLATE "default", '
+    "('wheypoint:' || w.project_key || '/' || w.work_id) COLLATE \"default\", "
+    "('wheypoint:' || w.project_key || '/' || w.slug) COLLATE \"default\") "
+    'OR (g.ref = w.slug COLLATE "default" AND b.project_key = w.project_key)))'
+)
 
 
 def _driver(url: str = "") -> Any:
@@ -290,6 +303,26 @@ class PostgresStore(SqlStore):
     def _in_keys(self, column: str, keys: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """`= ANY(?)` with the keys as one array: one statement however many keys, so one prepared statement."""
         return f"{column} = ANY(?)", (list(keys),)
+
+    def heads_and_backlinks(self, work_ids: Sequence[str]) -> dict[str, tuple[WorkRef, dict[str, Any], list[Backlink]]]:
+        """SqlStore's answer in one statement: each work's row and head record, and its backlinks aggregated beside
+        them (_BACKLINKS_OF_W), where SqlStore reads the records, then each work's row and backlinks."""
+        from wheypoint.store.rows import Backlink, WorkRef
+
+        wanted = list(dict.fromkeys(work_ids))
+        if not wanted:
+            return {}
+        rows = self._lookup(
+            f"SELECT {WORK_COLUMNS}, r.record_json, r.revision_id, r.record_digest, {_BACKLINKS_OF_W} FROM works w "
+            "JOIN revisions r ON r.revision_id = w.head_revision_id WHERE w.work_id = ANY(?)",
+            (wanted,),
+        )  # fmt: skip
+        found = {}
+        for row in rows:
+            work = WorkRef(*row[:9])
+            record = intact_record(work.work_id, str(row[10]), row[11], row[9])
+            found[work.work_id] = (work, record, [Backlink(*map(str, back)) for back in row[12] or ()])
+        return {work_id: found[work_id] for work_id in wanted if work_id in found}
 
     def _lock(self, work_id: str) -> None:
         self._run("SELECT pg_advisory_xact_lock(?, hashtext(?) & ?)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
