@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import platform
@@ -127,17 +128,36 @@ def base_interpreter() -> str:
     return resolved
 
 
-def _snapshot(dest: Path) -> None:
+def _snapshot(dest: Path, root: Path = ROOT) -> None:
     """Copy what a build needs (src/, pyproject.toml, README.md, licence) so pip never writes into the checkout.
 
     A build from the checkout itself would leave build/ and *.egg-info there, and the tree is edited
-    while benchmarks run: the snapshot is what gets fingerprinted and installed, so the two agree.
+    while benchmarks run: the snapshot is what gets fingerprinted and installed, so the two agree. `root`: another
+    tree of the project (an older revision, checked out by `revision_tree`).
     """
     junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
-    shutil.copytree(SRC, dest / "src", ignore=junk)
+    shutil.copytree(root / "src", dest / "src", ignore=junk)
     for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSE.txt", "LICENSE.md"):
-        if (ROOT / name).exists():
-            shutil.copyfile(ROOT / name, dest / name)
+        if (root / name).exists():
+            shutil.copyfile(root / name, dest / name)
+
+
+def revision_tree(revision: str, dest: Path) -> Path:
+    """The project's files at a git revision (`git archive`), unpacked into `dest`: what `ensure_venv(root=...)`
+    builds a clean venv of, to measure this tree against."""
+    import tarfile
+
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", revision, "src", "pyproject.toml",
+                              "README.md"], capture_output=True, check=False)  # fmt: skip
+    if archive.returncode != 0:
+        raise SystemExit(f"git archive {revision} failed: {archive.stderr.decode(errors='replace')}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+
+            tar.extractall(dest, filter="data")
+        else:  # pragma: no cover - the archive is git's own, of this repository
+            tar.extractall(dest)
+    return dest
 
 
 def _fingerprint(snapshot: Path, base: str) -> str:
@@ -237,13 +257,14 @@ def _prune_venvs(current: Path) -> None:
             old.with_name(old.name + ".lock").unlink(missing_ok=True)
 
 
-def ensure_venv() -> Venv:
-    """The clean venv for the project's current sources: bench/results/venv-<fingerprint>, built on first use."""
+def ensure_venv(root: Path = ROOT) -> Venv:
+    """The clean venv for the project's current sources (or those of the tree at `root`):
+    bench/results/venv-<fingerprint>, built on first use."""
     base = base_interpreter()
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="wheypoint-snapshot-") as tmp:
         snapshot = Path(tmp) / "wheypoint"
-        _snapshot(snapshot)
+        _snapshot(snapshot, root)
         fingerprint = _fingerprint(snapshot, base)
         path = RESULTS_DIR / f"venv-{fingerprint}"
         marker = path / "bench-venv.json"
