@@ -24,6 +24,7 @@ the file has the size asked for: 1, 40 and 400 MB by default), each round in a f
   the same through the Stop hook's growth gate (goal: under 1.5x at every size, flat in the session's size).
 
     python3 bench/hook_bench.py [--runs 10] [--long-runs 5] [--sizes 1,40,400] [--long-only]
+    python3 bench/hook_bench.py --against <revision> [--long-runs 5] [--sizes 1,40,400]  # this tree against that
 """
 
 from __future__ import annotations
@@ -275,15 +276,54 @@ def long_sessions(venv: bl.Venv, sizes: list[int], runs: int) -> list[str]:
     return [*lines, "", "Replies (checked in the first round):", "", *said]
 
 
+def long_against(venv: bl.Venv, other: bl.Venv, revision: str, sizes: list[int], runs: int) -> list[str]:
+    """Each long-session event of this tree against `revision`'s build, the two in turn each round (order swapped
+    every round), each in a fresh store: the median of per-round ratios, this over that, by wall time."""
+    cache = Path(tempfile.gettempdir()) / "wheypoint-bench-sessions"
+    lines = ["", f"## Long sessions, this tree against {revision}", "",
+             f"{runs} kept rounds after 1 warm-up round; median of per-round ratios of this tree's wall time over "
+             f"{revision}'s, each round's two runs back to back; in brackets, each one's median ms.", "",
+             "| session | baseline | " + " | ".join(LONG_EVENTS) + " |",
+             "|---|" + "---:|" * (len(LONG_EVENTS) + 1)]  # fmt: skip
+    for megabytes in sizes:
+        session = long_session(megabytes, cache)
+        times: dict[str, dict[str, list[float]]] = {"this": {}, "that": {}}
+        for number in range(1 + runs):
+            for which in ("this", "that") if number % 2 == 0 else ("that", "this"):
+                with tempfile.TemporaryDirectory(prefix="wheypoint-hook-long-") as tmp:
+                    results = long_round(venv if which == "this" else other, session, Path(tmp))
+                if number == 0:
+                    check_long(results)
+                    continue
+                for key, (elapsed, _, _) in results.items():
+                    times[which].setdefault(key, []).append(elapsed)
+        cells = []
+        for key in ("baseline", *LONG_EVENTS):
+            mine, theirs = times["this"][key], times["that"][key]
+            ratio = statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+            cells.append(f"{ratio:.2f} [{statistics.median(mine):.0f} / {statistics.median(theirs):.0f}]")
+        lines.append(f"| {session.stat().st_size / 1e6:.0f} MB | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="measured rounds per corpus session (default 10)")
     parser.add_argument("--long-runs", type=int, default=5, help="measured rounds per long session (default 5)")
     parser.add_argument("--sizes", default="1,40,400", help="long sessions' sizes in MB (default 1,40,400)")
     parser.add_argument("--long-only", action="store_true", help="only the long sessions")
+    parser.add_argument("--against", default=None, help="the long sessions, this tree against this git revision")
     args = parser.parse_args()
     venv = bl.ensure_venv()
     sizes = [int(size) for size in args.sizes.split(",") if size]
+    if args.against:
+        with tempfile.TemporaryDirectory(prefix="wheypoint-against-") as tmp:
+            other = bl.ensure_venv(bl.revision_tree(args.against, Path(tmp) / "old"))
+        report = "\n".join(["# wheypoint hook latency", "", f"Python {platform.python_version()}, {os.cpu_count()} "
+                            f"cpus, git {bl.git_head()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+                            *long_against(venv, other, args.against, sizes, args.long_runs)]) + "\n"  # fmt: skip
+        bl.publish(report, None, "hooks-long-against")
+        return 0
     if args.long_only:
         report = "\n".join(["# wheypoint hook latency", "", f"Python {platform.python_version()}, {os.cpu_count()} "
                             f"cpus, git {bl.git_head()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
