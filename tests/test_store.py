@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -293,16 +294,37 @@ def test_a_connection_left_for_the_exit_is_one_per_file_and_a_fold_closes_it(tmp
         if NO_CKPT_ON_CLOSE:  # nothing to spare: SQLite was asked not to checkpoint
             assert not left
             return
-        assert left == {str(path): kept} and kept is not None
+        assert left == {(str(path), threading.get_ident()): kept} and kept is not None
         second = SqliteStore.open(path, create=True, exit_closes=True)
         write(second, "w0", 3, "rev-w0-2")
         second.close()
-        assert list(left) == [str(path)] and left[str(path)] is not kept  # the earlier one was closed, no checkpoint
+        key = (str(path), threading.get_ident())
+        assert list(left) == [key] and left[key] is not kept  # the earlier one was closed, with no checkpoint
         with pytest.raises(sqlite3.ProgrammingError):
             kept.execute("SELECT 1")
         assert wal(path).stat().st_size > 0
-        number = 4
-        while str(path) in left:  # commits until the WAL is due to be folded at a close
+        # Another thread's writer (a server's request) keeps its own, and never closes this thread's connection,
+        # which SQLite would refuse from there.
+        errors: list[BaseException] = []
+        mine = left[key]
+
+        def other_thread() -> None:
+            try:
+                store = SqliteStore.open(path, create=True, exit_closes=True)
+                write(store, "w0", 4, "rev-w0-3")
+                store.close()
+            except BaseException as exc:  # reported below, in the test's own thread
+                errors.append(exc)
+
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        worker.join()
+        assert not errors and left[key] is mine and len(left) <= 2  # the other's own, unless its close folded the WAL
+        mine.execute("SELECT 1")  # still open
+        for other in [k for k in left if k != key]:
+            left.pop(other)  # dropped unclosed, as the exit would: SQLite forbids closing it from this thread
+        number = 5
+        while key in left:  # commits until the WAL is due to be folded at a close
             store = SqliteStore.open(path, create=True, exit_closes=True)
             write(store, "w0", number, f"rev-w0-{number - 1}")
             store.close()

@@ -364,6 +364,7 @@ def _mcp(command: Command, args: dict[str, Any]) -> int:
         from wheypoint.app.context import Context  # at the first call: the server answers `initialize` before
 
         Context.keep_connections = True  # every tool call of this process reuses the team store's connection
+        Context.ends_with_command = False  # nor does this process end with one command
         return answer(argv, stdin)
 
     return serve(COMMANDS, kept)
@@ -377,6 +378,9 @@ def _serve(command: Command, args: dict[str, Any]) -> int:
         raise usage("takes a port number from 0 to 65535", parameter="port")
     if args["store"]:
         os.environ["WHEYPOINT_STORE"] = args["store"]
+    from wheypoint.app.context import Context
+
+    Context.ends_with_command = False  # a server answers request after request, in threads of its own
     host = args["host"] or "127.0.0.1"
     if host != "127.0.0.1":
         print(f"wheypoint: warning: serving on {host}, not only this machine's loopback", file=sys.stderr)

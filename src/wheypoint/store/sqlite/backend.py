@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from _thread import get_ident  # threading's own source of thread ids, without threading's import
 
 from wheypoint.model.errors import Refusal
 from wheypoint.store.sql import SqlStore
@@ -78,9 +79,10 @@ _IOERR_CODE = 10  # SQLITE_IOERR: what a full disk gives while a new store's fil
 # SQLITE_FULL only when a page write fails; creating a store (its header, its WAL and `-shm` index) on a nearly
 # full disk answers "disk I/O error", and the errno (ENOSPC) is not passed on to Python.
 _FULL_MARGIN = 1024 * 1024
-# The writer's connection left open for the process's exit to drop, by file (see the top of this module): one per
-# file at most, since a connection closed while another to its file is open does not checkpoint either.
-_LEFT_FOR_EXIT: dict[str, sqlite3.Connection] = {}
+# The writer's connection left open for the process's exit to drop, by file and thread (see the top of this module):
+# one per file at most for each thread, since a connection closed while another to its file is open does not
+# checkpoint either, and a connection may only be closed by the thread that opened it.
+_LEFT_FOR_EXIT: dict[tuple[str, int], sqlite3.Connection] = {}
 
 
 def _uri(path: str, mode: str) -> str:
@@ -110,8 +112,8 @@ def _checkpoint_on_close(conn: sqlite3.Connection, checkpoint: bool) -> None:
 
 
 def _close_left_for_exit(path: str) -> None:
-    """Close the connection to `path` this process left open for its exit, if any (never on 3.12+)."""
-    earlier = _LEFT_FOR_EXIT.pop(path, None)
+    """Close the connection to `path` this thread left open for the process's exit, if any (never on 3.12+)."""
+    earlier = _LEFT_FOR_EXIT.pop((path, get_ident()), None)
     if earlier is not None:
         earlier.close()
 
@@ -427,8 +429,9 @@ class SqliteStore(SqlStore):
                 _close_left_for_exit(self.path)  # else this connection would not be the file's last
                 _checkpoint_on_close(conn, True)  # SQLite's close folds the WAL into the file and removes it
             elif self._writer and self._exit_closes and _SETCONFIG is None and not conn.in_transaction:
-                earlier = _LEFT_FOR_EXIT.pop(self.path, None)
-                _LEFT_FOR_EXIT[self.path] = conn
+                key = (self.path, get_ident())
+                earlier = _LEFT_FOR_EXIT.pop(key, None)
+                _LEFT_FOR_EXIT[key] = conn
                 if earlier is not None:
                     earlier.close()  # this one is open, so that close is not the file's last: no checkpoint
                 return
