@@ -293,21 +293,23 @@ def test_a_rescue_cut_by_its_deadline_leaves_the_store_whole_and_the_next_hook_w
     code, out, err, seconds = _run(place["root"], place["repo"], argv, payload, WHEYPOINT_HOOK_DEADLINE="1.5")
     assert code == 0 and seconds < 1.5 + 5, (seconds, err)
     assert "deadline" in json.loads(out)["systemMessage"]
-    stores = list((place["root"] / "store-home").rglob("*.sqlite*")) + list(
-        (place["root"] / "store-home").rglob("*.db")
-    )
-    for store in [s for s in stores if s.suffix in (".sqlite", ".db", ".sqlite3")]:
+
+    def stores() -> list[Path]:  # looked for each time: a cut before the first commit leaves no store yet
+        home = place["root"] / "store-home"
+        return list(home.rglob("*.sqlite*")) + list(home.rglob("*.db"))
+
+    for store in [s for s in stores() if s.suffix in (".sqlite", ".db", ".sqlite3")]:
         with sqlite3.connect(store) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    kept = _session_revisions(stores)
+    kept = _session_revisions(stores())
     # The next hook, on the store the cut left, goes on where the cut stopped. Its own deadline is under LIMIT:
     # with the default (20 s, the harness's timeout less a margin) the rest of this rescue takes longer than LIMIT.
     # It reads the whole transcript again first (the cut one noted no read mark): 8 s leave room for that on a
     # loaded machine, where 4 s once ran out before its first revision.
     code, out, err, _ = _run(place["root"], place["repo"], argv, payload, WHEYPOINT_HOOK_DEADLINE="8")
     assert code == 0 and isinstance(json.loads(out), dict), err
-    revisions = _session_revisions(stores)
-    assert len(revisions) > len(kept), (len(kept), len(revisions))
+    revisions = _session_revisions(stores())
+    assert len(revisions) > len(kept), (len(kept), len(revisions), out)
     assert revisions[: len(kept)] == kept  # what the cut rescue wrote stays as it was
     for slug in {slug for slug, _ in revisions}:  # each work of the session (its parts) numbered without a gap
         numbers = [number for name, number in revisions if name == slug]
