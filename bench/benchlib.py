@@ -762,6 +762,24 @@ def timed(argv: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[float, s
     return elapsed, done.stdout.decode()
 
 
+def waited(argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: bytes = b"") -> tuple[float, Any, bytes]:
+    """(wall ms, the process's own resource usage from wait4, stdout) of one whole process; a failing process
+    stops the benchmark. Replies are short, so stdout and stderr are read one after the other."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                               env=env)  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    process.stdin.write(stdin)
+    process.stdin.close()
+    out, err = process.stdout.read(), process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)  # reaped here, for its own CPU time and peak memory
+    elapsed = (time.perf_counter() - started) * 1000
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{list(argv)} exited {process.returncode}: {out!r} {err!r}")
+    return elapsed, usage, out
+
+
 def bench_env(home: Path) -> dict[str, str]:
     """The environment every measured process gets: the bench store, nothing that changes Python's start."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WHEYPOINT_", "PYTHON", "VIRTUAL_ENV"))}

@@ -210,18 +210,7 @@ def long_round(venv: bl.Venv, session: Path, tmp: Path) -> dict[str, tuple[float
 
 def rss_of(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[float, float, dict[str, Any]]:
     """(wall ms, peak resident MB of this process alone, its JSON reply), the memory from wait4's own accounting."""
-    start = time.perf_counter()
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                               env=env)  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    process.stdin.write(stdin.encode())
-    process.stdin.close()
-    out, err = process.stdout.read(), process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = (time.perf_counter() - start) * 1000
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"{argv} exited {process.returncode}: {out!r} {err!r}")
+    elapsed, usage, out = bl.waited(argv, env, cwd, stdin.encode())
     return elapsed, usage.ru_maxrss / 1024, json.loads(out) if out.strip() else {}
 
 

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,16 +28,8 @@ WARMUP = 2
 
 
 def timed(argv: list[str], world: bl.World) -> tuple[float, float, str]:
-    """(wall ms, CPU ms, stdout) of one whole process; a failing process stops the benchmark."""
-    started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=world.env, cwd=world.repo)
-    assert process.stdout is not None and process.stderr is not None
-    out, err = process.stdout.read(), process.stderr.read()  # replies and refusals are short: no pipe fills
-    _, status, usage = os.wait4(process.pid, 0)  # reaped here, for the child's own CPU time
-    wall = (time.perf_counter() - started) * 1000
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        raise SystemExit(f"{' '.join(argv[:4])} ... failed ({process.returncode}):\n{out.decode()}{err.decode()}")
+    """(wall ms, CPU ms: user + system, the process's own, stdout) of one whole process."""
+    wall, usage, out = bl.waited(argv, world.env, world.repo)
     return wall, (usage.ru_utime + usage.ru_stime) * 1000, out.decode()
 
 
