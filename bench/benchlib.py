@@ -59,8 +59,8 @@ QUESTIONS = ("Should {s} keep {o} after compaction?", "Does {s} need to lock bef
 
 # Start-up targets: each command's wall time over the baseline's, per round (median of paired ratios).
 # Issue 23's goals (issue 11's were 1.3, 1.4, 1.6, 1.5, 2.0, 2.0 and 1.5x).
-TARGETS = {"show": 1.15, "list --grep": 1.15, "resolve": 1.2, "validate": 1.3, "checkpoint new": 1.5,
-           "checkpoint update": 1.5, "turns": 1.1}  # fmt: skip
+TARGETS = {"show": 1.15, "list --grep": 1.15, "resolve": 1.2, "validate": 1.3, "validate, naming a secret": 1.3,
+           "checkpoint new": 1.5, "checkpoint update": 1.5, "turns": 1.1}  # fmt: skip
 
 
 @dataclass

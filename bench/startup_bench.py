@@ -46,6 +46,13 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
         return [wp, "validate", UPDATED.slug, "--base", head["base"],
                 "--decision", f"{bl.sentence(rng)} (round {n})", "--rationale", rng.choice(bl.REASONS)]  # fmt: skip
 
+    def naming(n: int) -> list[str]:
+        """An update whose texts name secrets (a password, a token) and hold none: what wakes the credential scan's
+        proximity rule and the prose rules, as many a real session's words do."""
+        return [wp, "validate", UPDATED.slug, "--base", head["base"],
+                "--decision", f"Rotate the deploy token before the release (round {n}).",
+                "--rationale", "The password manager still holds the old one, and the API key expires in May."]  # fmt: skip
+
     def update(n: int) -> list[str]:
         # The work comes first: `checkpoint --base ...` with a flag first is refused as a usage error.
         return [wp, "checkpoint", UPDATED.slug, "--base", head["base"],
@@ -99,6 +106,7 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
         bl.Step("list --grep", lambda n: [wp, "list", "--grep", bl.GREP_WORD], bl.check_list(world)),
         bl.Step("resolve", lambda n: [wp, "resolve", bl.EXACT.ref], bl.check_resolve(bl.EXACT)),
         bl.Step("validate", validate, check_validate),
+        bl.Step("validate, naming a secret", naming, check_validate),
         bl.Step("checkpoint update", update, check_update, moved),
         bl.Step("checkpoint new", new, check_new),
         bl.Step("turns", lambda n: [wp, "turns", "--transcript", str(world.transcript)], check_turns),

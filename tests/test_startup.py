@@ -44,6 +44,7 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           "wheypoint.model.credential_hand", "wheypoint.model.credential_near", "wheypoint.model.credential_rules",
           "wheypoint.model.credential_text",
           "wheypoint.model.credential_values", "wheypoint.model.pii",  # and the personal-data scan beside it
+          "wheypoint.patterns",  # their patterns, kept compiled beside the start-up image
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.noteplace", "wheypoint.app.sessions",
           "wheypoint.store.sqlite.indexes",

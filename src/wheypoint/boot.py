@@ -30,6 +30,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from importlib.machinery import ModuleSpec
     from types import CodeType, ModuleType
     from typing import Any
@@ -65,11 +66,30 @@ def image_path(package_dir: str) -> str | None:
 
 
 def _read(path: str) -> dict[str, _Entry] | None:
-    """The image's index, its file kept open for the code (None when there is no usable image).
+    """The image's index, its file kept open for the code (None when there is no usable image)."""
+    read = read_indexed(path, _MAGIC, _MAX_INDEX)
+    if read is None:
+        return None
+    descriptor, entries, at, room = read
+    if not _sound(entries, room):
+        os.close(descriptor)
+        return None
+    _state["file"], _state["codes"] = descriptor, at
+    return entries  # type: ignore[no-any-return]
+
+
+def magic_number() -> bytes:
+    """This interpreter's bytecode magic number: what a file of compiled things made by another is told apart by."""
+    return bytes(_bootstrap.MAGIC_NUMBER)
+
+
+def read_indexed(path: str, magic: bytes, max_index: int) -> tuple[int, Any, int, int] | None:
+    """(the open file, its marshalled index, where its entries start, the room they have) of a file `write_indexed`
+    wrote with `magic` under this interpreter, or None (the file is then closed).
 
     Only a regular file is read (opened without blocking, so a FIFO or a device planted there cannot hang every
     command: model/regular.py's guard, done here by hand because this module loads before any layer may be
-    imported), and an index is taken only when it fits in the file and in _MAX_INDEX."""
+    imported), and an index is taken only when it fits in the file and in `max_index`."""
     import stat
 
     try:
@@ -79,19 +99,39 @@ def _read(path: str) -> dict[str, _Entry] | None:
     try:
         facts = os.fstat(descriptor)
         head = os.pread(descriptor, _HEAD, 0) if stat.S_ISREG(facts.st_mode) else b""
-        if len(head) != _HEAD or head[:4] != _MAGIC or head[4:8] != _bootstrap.MAGIC_NUMBER:
-            raise ValueError("not an image of this format and interpreter")
+        if len(head) != _HEAD or head[:4] != magic or head[4:8] != _bootstrap.MAGIC_NUMBER:
+            raise ValueError("not a file of this format and interpreter")
         size = int.from_bytes(head[8:16], "little")
-        if size > min(_MAX_INDEX, facts.st_size - _HEAD):
-            raise ValueError("an index larger than the image")
-        entries: dict[str, _Entry] = marshal.loads(os.pread(descriptor, size, _HEAD))
-        if not _sound(entries, facts.st_size - _HEAD - size):
-            raise ValueError("not an index")
+        if size > min(max_index, facts.st_size - _HEAD):
+            raise ValueError("an index larger than the file")
+        index = marshal.loads(os.pread(descriptor, size, _HEAD))
     except (OSError, EOFError, ValueError, TypeError):
         os.close(descriptor)
         return None
-    _state["file"], _state["codes"] = descriptor, _HEAD + size
-    return entries
+    return descriptor, index, _HEAD + size, facts.st_size - _HEAD - size
+
+
+def write_indexed(path: str, magic: bytes, index: dict[Any, Any], blobs: list[bytes]) -> bool:
+    """Write `magic`, this interpreter's magic number, the marshalled `index` and the `blobs` to `path`, through a
+    temporary file renamed into place (no reader sees half a file); True when written."""
+    try:
+        data = marshal.dumps(index)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(temporary, "xb") as handle:  # never through a file or link already there
+                handle.write(magic + _bootstrap.MAGIC_NUMBER + len(data).to_bytes(8, "little") + data)
+                handle.writelines(blobs)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _sound(entries: object, room: int) -> bool:
@@ -179,6 +219,23 @@ def install(package_dir: str) -> None:
 
 
 def refresh() -> bool:
+    """Write the image again when this process found it missing or stale, then whatever else asked to be kept once
+    a command is answered (`keep_at_refresh`: the compiled patterns); True when the image was written."""
+    written = _refresh_image()
+    for keep in _kept:
+        keep()
+    return written
+
+
+_kept: list[Callable[[], object]] = []
+
+
+def keep_at_refresh(keep: Callable[[], object]) -> None:
+    """Run `keep` when `refresh` runs: a cache beside the image written once a command's answer is out."""
+    _kept.append(keep)
+
+
+def _refresh_image() -> bool:
     """Write the image again when this process found it missing or stale; True when it wrote one.
 
     Called once a command's answer is out. Every `.py` of the package is compiled (from its current `.pyc` when
@@ -207,23 +264,9 @@ def refresh() -> bool:
                 entries[module] = (where, name == "__init__.py", facts.st_mtime_ns, facts.st_size, at, len(code))
                 codes.append(code)
                 at += len(code)
-        index = marshal.dumps(entries)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        try:
-            with open(temporary, "xb") as handle:  # never through a file or link already there
-                handle.write(_MAGIC + _bootstrap.MAGIC_NUMBER + len(index).to_bytes(8, "little") + index)
-                handle.writelines(codes)
-            os.replace(temporary, path)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            raise
     except (OSError, SyntaxError, ValueError):
         return False
-    return True
+    return write_indexed(path, _MAGIC, entries, codes)
 
 
 def _strays() -> bool:

@@ -20,6 +20,7 @@ from wheypoint.model.credential_values import (
     looks_random,
     words_after,
 )
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -234,10 +235,10 @@ def _check_prose_reversed(m: re.Match[str]) -> bool:
     if _renamed(m.group("g")) or is_placeholder_password("", value) or value.endswith(":"):
         return False
     if (m.groupdict().get("lk") or "").lower() == "for":  # "V for the K", not "V for the K table"
-        word = re.compile(r"[ \t]+([A-Za-z]+)").match(m.string, m.end())  # the word after the name, whole
+        word = regex(r"[ \t]+([A-Za-z]+)").match(m.string, m.end())  # the word after the name, whole
         if word and word.group(1).lower() not in _AFTER_NAME:
             return False
-    if m.groupdict().get("lp") and _renamed(re.split(r"[),;]", m.string[m.end() : m.end() + 60], maxsplit=1)[0]):
+    if m.groupdict().get("lp") and _renamed(regex(r"[),;]").split(m.string[m.end() : m.end() + 60], maxsplit=1)[0]):
         return False  # "V (the token refresh commit)": the parentheses name it as something else
     if is_password_name(m.group("k")):
         return looks_like_password(value)
@@ -248,9 +249,11 @@ def _check_prose_bare(m: re.Match[str]) -> bool:
     """No link word: the words in between are words of a sentence, and the value is no code (a member chain)."""
     value, words = m.group("v"), m.group("g").replace(",", " ").split()
     after = words_after(m.string, m.end(), 4)  # "... uses V as the commit"
-    if any(not re.fullmatch(r"[A-Za-z'’]+", w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
+    if any(not regex(r"[A-Za-z'’]+").fullmatch(w) or w in _CODE_WORDS for w in words) or _renamed(" ".join(after)):
         return False
-    return not re.search(r"^[!\\]|[\\(){}\[\]]", value) and not re.match(CHAIN_SRC, value) and _check_prose_reversed(m)
+    if regex(r"^[!\\]|[\\(){}\[\]]").search(value) or regex(CHAIN_SRC).match(value):
+        return False
+    return _check_prose_reversed(m)
 
 
 _AFTER_NAME = frozenset({"in", "on", "at", "and", "but", "so", "then", "now", "from", "since", "until", "key", "too"})
@@ -266,7 +269,7 @@ def _check_piped(m: re.Match[str]) -> bool:
 
 def _chosen(value: str) -> bool:
     """A chosen value under a name that is not a password's: one holding a symbol people pick (identifiers do not)."""
-    return re.search(PICKED_SRC, value) is not None and looks_like_password(value)
+    return regex(PICKED_SRC).search(value) is not None and looks_like_password(value)
 
 
 def _check_sas(m: re.Match[str]) -> bool:
@@ -276,7 +279,7 @@ def _check_sas(m: re.Match[str]) -> bool:
 
     if not _check_word_start(m, 0):
         return False
-    raw = re.sub(r"%([0-9A-Fa-f]{2})", lambda e: chr(int(e.group(1), 16)), m.group("v"))  # URL-decoded
+    raw = regex(r"%([0-9A-Fa-f]{2})").sub(lambda e: chr(int(e.group(1), 16)), m.group("v"))  # URL-decoded
     try:
         return len(base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)) >= 20
     except ValueError:  # binascii.Error is a ValueError

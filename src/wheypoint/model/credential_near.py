@@ -15,9 +15,6 @@
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 from wheypoint.model.credential_values import (
     CHAIN_SRC,
     is_password_name,
@@ -27,9 +24,11 @@ from wheypoint.model.credential_values import (
     looks_random,
     words_after,
 )
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
 
 AFTER = 8  # words that may stand between the name and a value after it
@@ -84,7 +83,7 @@ _NOT_MODIFIERS = frozenset({"for", "and", "or", "of", "with", "to", "in", "on", 
 
 def _after(names: str, words: int) -> re.Pattern[str]:
     # the name, the rest of its word (`token`: or password...), then exactly `words` words, then the value
-    return re.compile(
+    return regex(
         _WORD_START + r"(?P<k>(?i:" + names + r"))" + _NAME_END + r"(?P<tail>\S{0,6}?)"
         r"(?P<g>(?:" + _GAP + r"\S+){" + str(words) + r"})" + _GAP + _WRAP + _VALUE
     )
@@ -92,7 +91,7 @@ def _after(names: str, words: int) -> re.Pattern[str]:
 
 def _before(names: str, words: int) -> re.Pattern[str]:
     # the value, then exactly `words` words (the last may hold an opening bracket or a mark), then the name
-    return re.compile(
+    return regex(
         r"(?<![^\s\"'`(\[*])" + _WRAP + r"(?P<v>[^\s\"'`()\[\]*]{8,}?)[\"'`)\]*]{0,3}[.,;:!?…]{0,3}"
         r"(?P<g>(?:[ \t]+\S+){" + str(words) + r"})[ \t]+[\"'`(\[*]{0,3}(?:the[ \t]+|our[ \t]+|my[ \t]+)?"
         r"(?:[A-Za-z'’-]{1,20}[ \t]+){0,3}?" + _WORD_START + r"(?P<k>(?i:" + names + r"))" + _NAME_END
@@ -103,20 +102,20 @@ class Near:
     """The compiled patterns for one set of names: one per count of words in between, in each direction."""
 
     def __init__(self, names: str) -> None:
-        self.name = re.compile(r"(?i:" + names + r")" + _NAME_END)
+        self.name = regex(r"(?i:" + names + r")" + _NAME_END)
         self.after = [_after(names, n) for n in range(AFTER + 1)]
         self.before = [_before(names, n) for n in range(BEFORE + 1)]
 
     def matches(self, text: str, at: int) -> Iterator[re.Match[str]]:
         """Every candidate value near the name that starts at `at`: after it first, nearest first."""
-        if _compiled(_WORD_START).match(text, at) is None or self.name.match(text, at) is None:
+        if regex(_WORD_START).match(text, at) is None or self.name.match(text, at) is None:
             return  # inside an identifier (input_tokens, db.password), or no name here
         for pattern in self.after:
             m = pattern.match(text, at)
             if m is not None:
                 yield m
         lo = max(text.rfind("\n", 0, at) + 1, at - 160)
-        if _compiled(_BACK_HINT_SRC).search(text, lo, at) is None:
+        if regex(_BACK_HINT_SRC).search(text, lo, at) is None:
             return  # no mark or linking word before the name: no value before it is linked to it
         for pattern in self.before:
             for m in pattern.finditer(text, lo, min(len(text), at + 40)):
@@ -142,7 +141,8 @@ def _renamed(m: re.Match[str]) -> bool:
         near += _words(" ".join(words_after(m.string, end, 3)))
     else:  # the value, then the name: "the commit 3f9a... (the token's)"
         near = _words(m.group("g") or "") + _words(m.string[max(0, start - 40) : start])[-2:]
-        near += _words(re.split(r"[),;.\n]", m.string[m.end() : m.end() + 40], maxsplit=1)[0])[:3]  # "(the K commit)"
+        closing = regex(r"[),;.\n]").split(m.string[m.end() : m.end() + 40], maxsplit=1)[0]
+        near += _words(closing)[:3]  # "(the K commit)"
         if not _linked_back(m.string[end : m.start("k")]):
             return True  # nothing links the value to the name after it: the sentence is about something else
     return any(w in _RENAMING for w in near)
@@ -176,19 +176,13 @@ def _verb_pass(m: re.Match[str]) -> bool:
 _IDENTIFIER_SRC = r"_*[a-z0-9]+(?:_+[a-z0-9]+)+_*|_*[A-Z0-9]+(?:_+[A-Z0-9]+)+_*"
 
 
-@cache
-def _compiled(source: str) -> re.Pattern[str]:
-    """A pattern of this module, compiled once, on its first use."""
-    return re.compile(source)
-
-
 def _in_code(m: re.Match[str]) -> bool:
     """True when the stretch between the name and the value is code: a list of quoted strings, or lines of it.
 
     The stretch may break one line, and only right before the value ("new K below\\nV", "> K\\n> V")."""
     lo, hi = (m.end("k"), m.start("v")) if m.start("v") > m.start("k") else (m.end("v"), m.start("k"))
     between = m.string[lo:hi]
-    if re.search(r"[\"'][ \t]*,", between):
+    if regex(r"[\"'][ \t]*,").search(between):
         return True
     if "\n" in between:
         if not between.strip(" \t\r\n>:\"'`*(-—–"):
@@ -201,11 +195,11 @@ def _in_code(m: re.Match[str]) -> bool:
 def check(m: re.Match[str]) -> bool:
     """Judge a candidate of Near.matches by the value alone, under the strict rules above."""
     value = m.group("v")
-    if _verb_pass(m) or _compiled(_CODE_SRC).search(value) or re.match(CHAIN_SRC, value) or is_reference(value):
+    if _verb_pass(m) or regex(_CODE_SRC).search(value) or regex(CHAIN_SRC).match(value) or is_reference(value):
         return False
     if is_placeholder_password("", value):
         return False
-    if _compiled(_IDENTIFIER_SRC).fullmatch(value) or _in_code(m):
+    if regex(_IDENTIFIER_SRC).fullmatch(value) or _in_code(m):
         return False
     if _renamed(m):
         return False
@@ -214,5 +208,5 @@ def check(m: re.Match[str]) -> bool:
     if len(value) < 20 and all(c in "0123456789abcdefABCDEF" for c in value):
         return False  # a short hex string is a digest or an id far more often than a key
     # (a chosen value: a symbol people pick, `?`, `=` and `+` among them here, since no name or path holds them)
-    return looks_random(value, min_len=12) or (re.search(r"[!@#$%^&*~?=+]", value) is not None
+    return looks_random(value, min_len=12) or (regex(r"[!@#$%^&*~?=+]").search(value) is not None
                                                and looks_like_password(value))  # fmt: skip

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from wheypoint.model.records import Record
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,9 +99,8 @@ class NeedleIndex:
     """
 
     def __init__(self, needles: Iterable[str], common: frozenset[str]) -> None:
-        import re
 
-        runs_of = re.compile(r"[a-z0-9]+").findall
+        runs_of = regex(r"[a-z0-9]+").findall
         self.needles = frozenset(needles)
         self.words: list[tuple[str, bytes]] = []  # letters and digits only: tested among the distinct runs
         self.direct: list[tuple[str, bytes]] = []  # tested in the text (or its distinct tokens)
@@ -304,13 +304,12 @@ _SHAPE_TOOLS: list[tuple[bytes, re.Pattern[bytes]]] = []
 
 def _shape_tools() -> tuple[bytes, re.Pattern[bytes]]:
     if not _SHAPE_TOOLS:
-        import re
 
         def kind(c: str) -> int:
             return 0x30 if c.isdigit() else 0x61 if c.isalpha() or c in "_-" else ord(c) if c in ".:" else 0x20
 
         table = bytes(kind(chr(c)) for c in range(128)) + b" " * 128
-        _SHAPE_TOOLS.append((table, re.compile(rb"\.[a0]{6}\.[a0]{27}")))
+        _SHAPE_TOOLS.append((table, regex(rb"\.[a0]{6}\.[a0]{27}")))
     return _SHAPE_TOOLS[0]
 
 
@@ -348,11 +347,9 @@ _INVISIBLE: list[re.Pattern[str]] = []
 def _invisible() -> re.Pattern[str]:
     """The invisible characters the note escapes (characters.INVISIBLE), as a pattern compiled on first use."""
     if not _INVISIBLE:
-        import re
-
         from wheypoint.model.characters import INVISIBLE
 
-        _INVISIBLE.append(re.compile(f"[{INVISIBLE}]"))
+        _INVISIBLE.append(regex(f"[{INVISIBLE}]"))
     return _INVISIBLE[0]
 
 

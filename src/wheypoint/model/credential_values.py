@@ -5,8 +5,13 @@
 from __future__ import annotations
 
 import math
-import re
 from functools import cache
+
+from wheypoint.patterns import compiled as regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 _AWS_DOC_VALUES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
 
@@ -23,12 +28,12 @@ def is_placeholder_password(user: str, password: str) -> bool:
 def is_password_name(name: str) -> bool:
     """True when a secret's name says password: pass, pwd, pw or psk (what a chosen password may stand under)."""
     low = name.lower()
-    return "pass" in low or "pwd" in low or re.search(r"(?<![a-z])(?:pw|psk)(?![a-z])", low) is not None
+    return "pass" in low or "pwd" in low or regex(r"(?<![a-z])(?:pw|psk)(?![a-z])").search(low) is not None
 
 
 def looks_like_password(value: str) -> bool:
     """A value a person chose as a password: 8+ characters mixing three classes, or random-looking."""
-    if len(value) < 8 or re.search(_NOT_SECRET_SRC, value):
+    if len(value) < 8 or regex(_NOT_SECRET_SRC).search(value):
         return False
     classes = (
         any(c.islower() for c in value)
@@ -38,9 +43,9 @@ def looks_like_password(value: str) -> bool:
     )
     # three classes, unless the value is mostly words: identifiers such as deploy-cache-main_42 mix three too.  A word
     # with digits and a symbol no identifier holds (Bluebird$3427, tangerine.1069!) is a person's pick all the same.
-    if classes >= 3 and not _wordy(value, re.compile(_WORD_SRC), 0.6):
+    if classes >= 3 and not _wordy(value, regex(_WORD_SRC), 0.6):
         return True
-    if classes >= 3 and re.search(PICKED_SRC, value) and not re.match(CHAIN_SRC, value):
+    if classes >= 3 and regex(PICKED_SRC).search(value) and not regex(CHAIN_SRC).match(value):
         return True
     return looks_random(value, min_len=8)
 
@@ -62,7 +67,7 @@ _CAMEL_CHAIN = r"(?=.*\.#?[A-Za-z_$]\w*[a-z][A-Z])" + CHAIN_SRC
 
 @cache
 def _reference_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    return re.compile(_REFERENCE), re.compile(_CAMEL_CHAIN)
+    return regex(_REFERENCE), regex(_CAMEL_CHAIN)
 
 
 def is_reference(value: str, camel: bool = False) -> bool:
@@ -87,14 +92,14 @@ _PLACEHOLDER_SRC = (
 def words_after(text: str, at: int, count: int) -> list[str]:
     """The next `count` words of `at`'s line, each whole however many spaces stand before it (what the words next
     to a value name it as: "V as the commit")."""
-    words = re.compile(r"(?:[^\S\n]*\S+){0," + str(count) + "}").match(text, at)  # (none at the end: "")
+    words = regex(r"(?:[^\S\n]*\S+){0," + str(count) + "}").match(text, at)  # (none at the end: "")
     return words.group().split()  # type: ignore[union-attr]  # zero words match anywhere
 
 
 def is_allowlisted(value: str) -> bool:
     if value in _AWS_DOC_VALUES:
         return True
-    return re.search(_PLACEHOLDER_SRC, value) is not None
+    return regex(_PLACEHOLDER_SRC).search(value) is not None
 
 
 # --- "looks random" heuristic ----------------------------------------------------------------------
@@ -151,8 +156,8 @@ def looks_random(value: str, min_len: int) -> bool:
     """True when value reads like a generated secret rather than a word, a path, a name or code."""
     if len(value) < min_len:
         return False
-    word_re = re.compile(_WORD_SRC)
-    if re.search(_NOT_SECRET_SRC, value):
+    word_re = regex(_WORD_SRC)
+    if regex(_NOT_SECRET_SRC).search(value):
         return False
     has_lower = any(c.islower() for c in value)
     has_upper = any(c.isupper() for c in value)
@@ -164,7 +169,7 @@ def looks_random(value: str, min_len: int) -> bool:
     # random letters look like a word one time in seven), so long values need more of it.
     if _wordy(value, word_re, 0.5 if len(value) < 32 else 0.65):
         return False
-    path = re.match(_PATH_SRC, value)
+    path = regex(_PATH_SRC).match(value)
     if path and (path["rel"] or _wordy(value, word_re, 0.25) or value.rfind(".") > len(value) - 6):
         return False  # a relative path, or an absolute one with words in it or a file extension
     # Shannon entropy against the best a string of this length and alphabet could reach: random

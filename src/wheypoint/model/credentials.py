@@ -22,6 +22,7 @@ from __future__ import annotations
 
 # CredentialHit lives with the text helpers, which build hits too; it is re-exported here as the scan's answer.
 from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TELEGRAM, CredentialHit
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -328,9 +329,7 @@ class _Compiled:
     def pattern(self, rule: _Rule) -> re.Pattern[str]:
         compiled = self.patterns.get(rule.priority)
         if compiled is None:
-            import re
-
-            compiled = self.patterns[rule.priority] = re.compile(rule.src, rule.flags)
+            compiled = self.patterns[rule.priority] = regex(rule.src, rule.flags)
         return compiled
 
 
@@ -363,7 +362,7 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
     low = secret.lower()
     if any(word in low for word in compiled.global_stopwords) or any(word in low for word in rule.stopwords):
         return True
-    if any(re.search(p, secret, re.ASCII) for p in compiled.global_allow):
+    if any(regex(p, re.ASCII).search(secret) for p in compiled.global_allow):
         return True
     for target, pattern in rule.allow:
         if target == "match":
@@ -373,7 +372,7 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
             subject = text[text.rfind("\n", 0, m.start()) + 1 : (text + "\n").index("\n", m.end())]
         else:
             subject = secret
-        if re.search(pattern, subject, re.ASCII):
+        if regex(pattern, re.ASCII).search(subject):
             return True
     return False
 
@@ -384,9 +383,7 @@ _LINK_BEFORE: list[re.Pattern[str]] = []
 def _ending_at(pattern: re.Pattern[str], text: str, at: int) -> Iterator[re.Match[str]]:
     """The matches of a name-after-value rule whose name starts at `at`: searched in the line's stretch before it."""
     if not _LINK_BEFORE:
-        import re
-
-        _LINK_BEFORE.append(re.compile(r"(?i:\b(?:is|as|was|it's|that's|that is|it is|for)[ \t]|[ \t]\()"))
+        _LINK_BEFORE.append(regex(r"(?i:\b(?:is|as|was|it's|that's|that is|it is|for)[ \t]|[ \t]\()"))
     lo = max(text.rfind("\n", 0, at) + 1, at - _BEFORE)
     if _LINK_BEFORE[0].search(text, lo, at) is None:
         return iter(())

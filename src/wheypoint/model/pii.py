@@ -22,12 +22,12 @@ prompts of ../shared/corpus a rule would refuse 0.76% of them (docs/credentials.
 
 from __future__ import annotations
 
-import re
-
 from wheypoint.model.records import Record
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
     from typing import Any
 
@@ -104,7 +104,7 @@ _NAMED_WORDS = ("ssn", "social", "phone", "tel", "mobile", "cell", "whatsapp", "
 
 def _in_runs(pattern: str, text: str, runs: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
     """`pattern`'s matches inside each run; the two characters after a run are in view of its lookahead."""
-    compiled = re.compile(pattern)
+    compiled = regex(pattern)
     for start, end in runs:
         yield from compiled.finditer(text, start, min(len(text), end + 2))
 
@@ -115,7 +115,7 @@ def _cards(text: str, runs: list[tuple[int, int]]) -> Iterator[PiiHit]:
         separators = {char for char in found if not char.isdigit()}
         if len(separators) > 1:
             continue
-        groups = tuple(len(part) for part in re.split(r"[ -]", found))
+        groups = tuple(len(part) for part in regex(r"[ -]").split(found))
         if separators and groups not in _CARD_LAYOUTS:
             continue
         digits = found.replace(" ", "").replace("-", "")
@@ -132,7 +132,7 @@ def _ssns(text: str, runs: list[tuple[int, int]], named: bool) -> Iterator[PiiHi
     for match in _in_runs(_SSN, text, runs):
         if _ssn_issued(match.group(1), match.group(3), match.group(4)):
             yield PiiHit("pii-us-ssn", match.start(), match.end())
-    for match in re.finditer(_SSN_NAMED, text) if named else ():
+    for match in regex(_SSN_NAMED).finditer(text) if named else ():
         number = match.group(1)
         if _ssn_issued(number[:3], number[3:5], number[5:]):
             yield PiiHit("pii-us-ssn", match.start(1), match.end(1))
@@ -143,7 +143,8 @@ def _phones(text: str, runs: list[tuple[int, int]], named: bool) -> Iterator[Pii
         found = match.group()
         digits = "".join(char for char in found if char.isdigit())
         plain = found[1:].isdigit()
-        doubled = re.search(r"[ .()-]{2}", found.replace(") ", ")").replace(" (", "("))  # only ` (` and `) ` may pair
+        paired = found.replace(") ", ")").replace(" (", "(")  # only ` (` and `) ` may pair
+        doubled = regex(r"[ .()-]{2}").search(paired)
         fiction = digits.startswith("1") and digits[4:9] == "55501"  # +1 AAA 555-01xx
         if (11 if plain else 10) <= len(digits) <= 15 and not doubled and not fiction:
             yield PiiHit("pii-phone-number", match.start(), match.end())
@@ -152,7 +153,7 @@ def _phones(text: str, runs: list[tuple[int, int]], named: bool) -> Iterator[Pii
         exchange, line = match.group(4), match.group(5)
         if area[1:] != "11" and exchange[1:] != "11" and not (exchange == "555" and line.startswith("01")):
             yield PiiHit("pii-phone-number", match.start(), match.end())
-    for match in re.finditer(_PHONE_NAMED, text) if named else ():
+    for match in regex(_PHONE_NAMED).finditer(text) if named else ():
         number = match.group(1)
         if 7 <= sum(char.isdigit() for char in number) <= 15 and "555-01" not in number:
             yield PiiHit("pii-phone-number", match.start(1), match.end(1))
@@ -168,7 +169,7 @@ def scan_pii(text: str) -> list[PiiHit]:
     rule listed first wins: card, then SSN, then phone)."""
     if not _enough_digits(text):
         return []
-    runs = [match.span() for match in re.finditer(_RUN, text)]
+    runs = [match.span() for match in regex(_RUN).finditer(text)]
     lower = text.lower()
     named = any(word in lower for word in _NAMED_WORDS)
     kept: list[PiiHit] = []

@@ -14,15 +14,16 @@ must not send to the code its refusal carries.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from wheypoint.model.errors import Problem
 from wheypoint.model.replies import excerpt
 from wheypoint.model.shapes import PATTERN_SHAPES, RESERVED_SLUGS, SLUG_PATTERN, reserved_slug_message
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -51,7 +52,7 @@ def _type_name(value: Any) -> str:
 
 @lru_cache(maxsize=256)
 def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    return regex(pattern)
 
 
 def child_path(path: str, key: str | int) -> str:

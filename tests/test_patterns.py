@@ -1,0 +1,187 @@
+"""Patterns kept compiled beside the start-up image (wheypoint/patterns.py): the same patterns as re.compile's.
+
+The programs are made by the interpreter's own compiler and handed to `_sre.compile`, so what is checked is that a
+pattern from the file, or made fresh, behaves as `re.compile`'s on the scan's every rule; that a real command writes
+the file and the next loads from it; and that a damaged or foreign file is ignored and written again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from credential_formats import FORMATS, texts
+from test_boot import _copy, _env, _run
+from wheypoint import patterns
+
+TAG = sys.implementation.cache_tag
+
+# A scan over every credential format in both forms, plus prose that wakes the proximity rule, in a fresh process:
+# its findings, and what the pattern file gave it.
+_SCAN = """
+import json, random, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+from credential_formats import FORMATS, texts
+from wheypoint.model.credentials import scan_text
+from wheypoint.model.pii import scan_pii
+from wheypoint import patterns
+rng = random.Random(7)
+samples = [t for name in sorted(FORMATS) for form in ("prose", "assignment") for t, _ in texts(name, rng, form)]
+samples += ["the password is hunter2!Bq9 for now", "rotate the token: Xk29dj3kLm0qPz8a7 today",
+            "call 415-555-0182 or +44 20 7946 0958", "nothing to see here"]
+hits = [[tuple(h) for h in scan_text(s)] + [tuple(h) for h in scan_pii(s)] for s in samples]
+state = patterns._state
+print(json.dumps({"hits": hits, "new": len(state["new"]), "kept": len(state["index"] or {}) - bool(state["index"]),
+                  "path": state["path"]}))
+from wheypoint import boot
+boot.refresh()
+"""
+
+
+def _patterns_file(site: Path) -> Path:
+    return site / "wheypoint" / "__pycache__" / f"patterns.{TAG}.bin"
+
+
+def _scan(site: Path, env: dict[str, str]) -> dict[str, object]:
+    tests = str(Path(__file__).resolve().parent)
+    done = subprocess.run([sys.executable, "-c", _SCAN, str(site), tests], cwd=site, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def _same(mine: re.Pattern[str], theirs: re.Pattern[str], samples: list[str]) -> None:
+    assert (mine.pattern, mine.flags, mine.groups, mine.groupindex) == (
+        theirs.pattern, theirs.flags, theirs.groups, theirs.groupindex)  # fmt: skip
+    for sample in samples:
+        assert [m.span() + m.groups() for m in mine.finditer(sample)] == [
+            m.span() + m.groups() for m in theirs.finditer(sample)]  # fmt: skip
+
+
+def _scan_sources() -> list[tuple[str, int]]:
+    """Every pattern the credential scan compiles: the rule tables' and the proximity rule's."""
+    from wheypoint.model import credential_hand, credential_near, credential_rules
+
+    found = [(src, 0) for _, src, _ in (*credential_hand.PATTERNS, *credential_hand.GENERIC)]
+    found += [(rule[1], re.ASCII) for rule in credential_rules.RULES]
+    names = credential_hand.PROSE_KEYWORDS
+    found += [(credential_near._after(names, n).pattern, 0) for n in range(credential_near.AFTER + 1)]
+    found += [(credential_near._before(names, n).pattern, 0) for n in range(credential_near.BEFORE + 1)]
+    return found
+
+
+def test_a_kept_program_makes_the_pattern_re_compile_makes() -> None:
+    rng = random.Random(3)
+    samples = [t for name in sorted(FORMATS) for t, _ in texts(name, rng, "prose")][:60]
+    samples += ["the password is hunter2!Bq9", "token = 'Xk29dj3kLm0qPz8a7'", "AKIA" + "Q" * 16 + " and more"]
+    for source, flags in _scan_sources():
+        program = patterns._program(source, flags)
+        import _sre  # type: ignore[import-not-found,unused-ignore]
+        import marshal
+
+        kept = _sre.compile(source, *marshal.loads(marshal.dumps(program)))  # through the file's own encoding
+        _same(kept, re.compile(source, flags), samples)
+    bytes_pattern = patterns.compiled(rb"\.[a0]{6}\.[a0]{27}")
+    assert (
+        bytes_pattern.search(b"x.a0a0a0." + b"a" * 27) is not None and bytes_pattern.pattern == rb"\.[a0]{6}\.[a0]{27}"
+    )
+
+
+def test_when_the_private_compiler_moved_the_answer_is_re_compile_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    def moved(source: object, flags: int) -> object:
+        raise AttributeError("_code")
+
+    monkeypatch.setattr(patterns, "_program", moved)
+    monkeypatch.setattr(patterns, "_cache", {})
+    new = dict(patterns._state["new"])
+    source = r"(?P<v>q[0-9]{3,})-moved"
+    assert patterns.compiled(source).fullmatch("q1234-moved") is not None
+    assert patterns._state["new"] == new  # nothing to keep from the standard way
+    with pytest.raises(re.error):
+        patterns.compiled("(unbalanced")  # a bad pattern is refused as re.compile refuses it
+
+
+def test_a_command_keeps_its_patterns_and_the_next_loads_them_with_the_same_findings(tmp_path: Path) -> None:
+    site = _copy(tmp_path)
+    env = _env(tmp_path)
+    first = _scan(site, env)
+    assert _patterns_file(site).is_file() and first["new"] and first["kept"] == 0
+    second = _scan(site, env)
+    assert second["new"] == 0 and second["kept"] == first["new"], "the second process compiled again"
+    plain = _scan(site, _env(tmp_path, WHEYPOINT_IMAGE="off"))  # the standard way, nothing kept or read
+    assert plain["path"] is None and plain["kept"] == 0
+    assert first["hits"] == second["hits"] == plain["hits"]
+    assert any(first["hits"]), "the samples found nothing: the comparison proves nothing"
+
+
+def test_the_cli_writes_the_file_once_its_answer_is_out(tmp_path: Path) -> None:
+    site = _copy(tmp_path)
+    env = _env(tmp_path)
+    _run(site, env, "validate", "kept-patterns", "--orientation", "A work.", "--next", "hold",
+         "--decision", "The password rotation runs weekly.", "--rationale", "The token expires.")  # fmt: skip
+    assert _patterns_file(site).is_file()
+    _run(site, _env(tmp_path, PYTHONDONTWRITEBYTECODE="1"), "list")  # no bytecode written: nothing written
+    bare = _copy(tmp_path, "bare")
+    _run(bare, _env(tmp_path, PYTHONDONTWRITEBYTECODE="1"), "validate", "kept-patterns", "--orientation", "A work.",
+         "--next", "hold", "--decision", "The password rotation runs weekly.", "--rationale", "Because.")  # fmt: skip
+    assert not _patterns_file(bare).exists()
+
+
+def _forged_entries(data: bytes, change: object) -> bytes:
+    import marshal
+
+    size = int.from_bytes(data[8:16], "little")
+    index = marshal.loads(data[16 : 16 + size])
+    codes = data[16 + size :]
+    forged = marshal.dumps(change(index))  # type: ignore[operator]
+    return data[:8] + len(forged).to_bytes(8, "little") + forged + codes
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated", "garbage", "other interpreter", "other engine",
+                                    "huge index", "past the end", "programs of another shape", "fifo"])  # fmt: skip
+def test_a_damaged_or_foreign_file_is_ignored_and_written_again(tmp_path: Path, damage: str) -> None:
+    import marshal
+
+    site = _copy(tmp_path)
+    env = _env(tmp_path)
+    expected = _scan(site, env)["hits"]
+    kept = _patterns_file(site)
+    data = kept.read_bytes()
+
+    if damage == "fifo":
+        kept.unlink()
+        os.mkfifo(kept)
+    elif damage == "programs of another shape":
+        size = int.from_bytes(data[8:16], "little")
+        index = marshal.loads(data[16 : 16 + size])
+        blob = marshal.dumps((1, ["not", "code"], 0, {}, ()))
+        forged = {k: v if k == "" else (0, len(blob)) for k, v in index.items()}
+        encoded = marshal.dumps(forged)
+        kept.write_bytes(data[:8] + len(encoded).to_bytes(8, "little") + encoded + blob)
+    else:
+        kept.write_bytes({
+            "empty": lambda: b"",
+            "truncated": lambda: data[: len(data) // 2],
+            "garbage": lambda: os.urandom(4096),
+            "other interpreter": lambda: data[:4] + b"\x00\x00\r\n" + data[8:],
+            "other engine": lambda: _forged_entries(data, lambda i: {**i, "": "another engine"}),
+            "huge index": lambda: data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
+            "past the end": lambda: _forged_entries(data, lambda i: {k: v if k == "" else (v[0], 1 << 40)
+                                                                     for k, v in i.items()}),
+        }[damage]())  # fmt: skip
+    again = _scan(site, env)  # the same findings (the subprocess's timeout bounds a hang)
+    assert again["hits"] == expected
+    if damage not in ("truncated",):  # half a file still holds its index and first programs
+        assert again["new"], "a damaged file was trusted"
+    if damage == "fifo":
+        kept.unlink()
+        _scan(site, env)
+    assert _scan(site, env)["new"] == 0, "the file was not written again"
