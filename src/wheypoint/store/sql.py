@@ -20,7 +20,14 @@ import json
 
 from wheypoint.model.errors import Refusal
 from wheypoint.store.rows import Committed, ListedWork, Revision, WorkRef
-from wheypoint.store.sqlparts import WORK_COLUMNS, like_escaped
+from wheypoint.store.sqlparts import (
+    BACKLINK_COLUMNS,
+    BACKLINKS_FROM,
+    BACKLINKS_ORDER,
+    WORK_COLUMNS,
+    backlinks_where,
+    like_escaped,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,19 +143,13 @@ class SqlStore:
     def backlinks(self, work: WorkRef) -> list[Backlink]:
         from wheypoint.store.rows import Backlink
 
-        # Each spelling that names the work is an equality on the edges index; a bare slug counts only from a
-        # work of the same project, where a slug is unique.
-        named = (
-            work.work_id,
-            f"wheypoint:{work.project_key}/{work.work_id}",
-            f"wheypoint:{work.project_key}/{work.slug}",
-        )
+        # Each spelling that names the work is an equality on the edges index (sqlparts.backlinks_where).
         rows = self._lookup(
-            "SELECT w.work_id, w.project_key, w.slug, g.kind, g.ref FROM edges g JOIN works w ON w.work_id = g.work_id "
-            "WHERE g.work_id != ? AND (g.ref IN (?, ?, ?) OR (g.ref = ? AND w.project_key = ?)) "
-            "ORDER BY w.updated_at DESC, w.work_id, g.kind",
-            (work.work_id, *named, work.slug, work.project_key),
-        )
+            f"SELECT {BACKLINK_COLUMNS} FROM {BACKLINKS_FROM} WHERE {backlinks_where('?', ('?', '?', '?', '?'), '?')} "
+            f"ORDER BY {BACKLINKS_ORDER}",
+            (work.work_id, work.work_id, f"wheypoint:{work.project_key}/{work.work_id}",
+             f"wheypoint:{work.project_key}/{work.slug}", work.slug, work.project_key),
+        )  # fmt: skip
         return [Backlink(*row) for row in rows]
 
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:

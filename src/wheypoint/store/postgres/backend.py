@@ -27,7 +27,7 @@ from __future__ import annotations
 from wheypoint.model.errors import Refusal
 from wheypoint.store.postgres.url import APPLICATION, CONNECT_TIMEOUT_S, LOCK_TIMEOUT_MS, redacted, scrubbed
 from wheypoint.store.sql import SqlStore, intact_record, search_texts
-from wheypoint.store.sqlparts import WORK_COLUMNS
+from wheypoint.store.sqlparts import BACKLINK_COLUMNS, BACKLINKS_FROM, BACKLINKS_ORDER, WORK_COLUMNS, backlinks_where
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,17 +54,17 @@ KEPT_IDLE = 8  # at most this many idle connections kept per URL; a store closin
 # statement is prepared only when it says so (SqlStore._lookup's, and the store's version), or when the driver
 # runs it for each of many rows (executemany's INSERTs, which have one plan anyway); see `_connect`.
 NEVER_BY_COUNT = 2**31 - 1
-# The backlinks of the works row `w` (SqlStore.backlinks' query, with the row's own id, project and slug for its
-# arguments), as one JSON array of [work_id, project_key, slug, kind, ref] in backlinks' order, or NULL for none.
-# The row's columns are COLLATE "C" and edges.ref is not: each value compared with ref is given ref's collation,
-# or the comparison takes "C" and the edges_by_ref index (the database's default collation) cannot serve it.
+# The backlinks of the works row `w` (sqlparts.backlinks_where, the rule SqlStore.backlinks binds its arguments
+# to, here given the row's own id, project and slug), as one JSON array of [work_id, project_key, slug, kind, ref]
+# in backlinks' order, or NULL for none. The row's columns are COLLATE "C" and edges.ref is not: each value compared
+# with ref is given ref's collation, or the comparison takes "C" and the edges_by_ref index (the database's default
+# collation) cannot serve it.
+_IN_REFS = 'COLLATE "default"'
+_AS_REF = (f"w.work_id {_IN_REFS}", f"('wheypoint:' || w.project_key || '/' || w.work_id) {_IN_REFS}",
+           f"('wheypoint:' || w.project_key || '/' || w.slug) {_IN_REFS}", f"w.slug {_IN_REFS}")  # fmt: skip
 _BACKLINKS_OF_W = (
-    "(SELECT json_agg(json_build_array(b.work_id, b.project_key, b.slug, g.kind, g.ref) "
-    "ORDER BY b.updated_at DESC, b.work_id, g.kind) FROM edges g JOIN works b ON b.work_id = g.work_id "
-    'WHERE g.work_id != w.work_id AND (g.ref IN (w.work_id COLLATE "default", '
-    "('wheypoint:' || w.project_key || '/' || w.work_id) COLLATE \"default\", "
-    "('wheypoint:' || w.project_key || '/' || w.slug) COLLATE \"default\") "
-    'OR (g.ref = w.slug COLLATE "default" AND b.project_key = w.project_key)))'
+    f"(SELECT json_agg(json_build_array({BACKLINK_COLUMNS}) ORDER BY {BACKLINKS_ORDER}) FROM {BACKLINKS_FROM} "
+    f"WHERE {backlinks_where('w.work_id', _AS_REF, 'w.project_key')})"
 )
 
 
