@@ -267,3 +267,25 @@ def test_each_marker_of_a_redaction_is_said_where_it_stands() -> None:
     assert [(span["rule"], span["start"], span["end"]) for span in spans] == [("github-pat", 2, 23),
                                                                               ("github-pat", 30, 51)]  # fmt: skip
     assert all(redacted[span["start"] : span["end"]] == "[redacted github-pat]" for span in spans)
+
+
+BRACKETED: list[tuple[str, list[tuple[str, str]]]] = [
+    # a bracket the sentence opened before the value closes after it: it is the sentence's, never the secret's
+    (f"[the password is {CHOSEN}]", [("prose-secret", CHOSEN)]),
+    (f"see [password: {CHOSEN}] here", [("high-entropy-assignment", CHOSEN)]),
+    (f"(the password is {CHOSEN})", [("prose-secret", CHOSEN)]),
+    (f"- [ ] rotate it (token: {RANDOM})", [("prose-secret", RANDOM)]),
+    # no bracket opened before it on its line: the closing one may be the secret's own last character
+    (f"password: {CHOSEN}]", [("high-entropy-assignment", CHOSEN + "]")]),
+    (f"[draft]\npassword: {CHOSEN}]", [("high-entropy-assignment", CHOSEN + "]")]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BRACKETED)
+def test_a_closing_bracket_of_the_sentence_is_not_redacted_with_the_value(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert _found(text) == expected
+    kept, _ = redact_spans(text)
+    value = expected[0][1]
+    assert kept.endswith(text[text.index(value) + len(value) :]) and value not in kept  # the rest, byte for byte

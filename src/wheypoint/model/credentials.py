@@ -390,6 +390,21 @@ def _ending_at(pattern: re.Pattern[str], text: str, at: int) -> Iterator[re.Matc
     return (m for m in pattern.finditer(text, lo, min(len(text), at + 40)) if m.start("k") == at)
 
 
+_CLOSERS = {"]": "[", ")": "("}
+
+
+def _bracket_closed(text: str, start: int, end: int) -> int:
+    """Where a hand rule's value ends once a closing bracket the sentence put after it is left out: "[the password is
+    V]" and "(token: V)" hold V, not `V]`. The bracket counts as the sentence's when the value opens none of its kind
+    and its line opens one before the value; a value holding its own pair ("pa(ss)word") keeps it."""
+    closer = text[end - 1 : end]
+    opener = _CLOSERS.get(closer)
+    if opener is None or end - start < 2 or opener in text[start:end]:
+        return end
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    return end - 1 if line.count(opener) > line.count(closer) else end
+
+
 def _scan(text: str) -> list[CredentialHit]:
     from wheypoint.model import credential_text as text_search
 
@@ -427,7 +442,8 @@ def _scan(text: str) -> list[CredentialHit]:
             for m in matches:
                 group = hand.value_group(m)
                 start, end = m.span(group)  # two starts giving one value are both kept, and merged below
-                value = m.group(group)
+                end = _bracket_closed(text, start, end)
+                value = text[start:end]
                 if compiled.values.is_allowlisted(value) or (rule.rule_id == "jwt" and hand.is_jwt_io_sample(m)):
                     found.append((rule.priority, start, end, rule.rule_id, True))
                 elif rule.check is not None and rule.check(m):
