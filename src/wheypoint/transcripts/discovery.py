@@ -178,6 +178,8 @@ def by_path(
         raise Refusal("transcript-unreadable", f"{path} is a folder; name the transcript file")
     if not is_regular(path):  # a device, a FIFO, a socket: never opened (one would block, another never end)
         raise Refusal("transcript-unreadable", f"{path} is {_kind(path)}, not a regular file")
+    if harness and session:  # both named (a hook's payload): nothing to learn from the file's head, which a
+        return Located(harness, path, session, None)  # harness named is taken on its word whatever it describes
     likely = None if harness else _sniff(path)
     if harness:
         matches = _recognised([harness], path)
