@@ -367,3 +367,34 @@ def hold_write_lock(location: str, work_id: str) -> Callable[[], None]:
         conn.close()
 
     return free
+
+
+def test_the_newest_heads_holding_a_value_are_read_in_order_and_the_others_left_unparsed(
+    store: Store, location: str
+) -> None:
+    def put(work_id: str, number: int, session: str | None, project: str = "proj") -> None:
+        def build(head: dict[str, Any] | None) -> Outcome:
+            made = outcome(work_id, number, None)
+            made.record["project_key"] = project
+            if session is not None:
+                made.record["session"] = {"harness": "claude-code", "id": session}
+            return made
+
+        store.commit(work_id, None, f"rev-{work_id}-{number}", build)
+
+    put("a", 1, "sid-1")
+    put("b", 2, None)
+    put("c", 3, "sid-2")
+    put("d", 4, "sid-1")
+    put("e", 5, "sid-1", project="other")  # another project's
+    put("f", 6, "sid-1")
+    put("g", 7, 'odd"id')
+    assert [r["work_id"] for r in store.newest_heads_holding("proj", "sid-1", 20)] == ["f", "d", "a"]
+    assert [r["work_id"] for r in store.newest_heads_holding("proj", "sid-1", 3)] == ["f", "d"]  # g, f, d: the 3
+    assert store.newest_heads_holding("proj", "sid-9", 20) == []
+    # a value a writer may have spelled otherwise: every head is parsed, and the caller's check decides
+    assert [r["work_id"] for r in store.newest_heads_holding("proj", 'odd"id', 20)] == ["g", "f", "d", "c", "b", "a"]
+    assert store.newest_heads_holding("proj", "sid-1", 20)[0] == store.record("f")
+    # a damaged head is left out, never refused: another work's damage must not cost the caller
+    raw(location, "UPDATE revisions SET record_json = replace(record_json, 'retry', 'RETRY') WHERE work_id = 'd'")
+    assert [r["work_id"] for r in store.newest_heads_holding("proj", "sid-1", 20)] == ["f", "a"]

@@ -82,11 +82,8 @@ def _session_work(store: Store, project: str, session: dict[str, str], slug: str
     newest works whose head was written in this session, else the last part of the session's own rescue work
     (`slug`) however many works came after it and whoever wrote its head (a rescue into it keeps only the turns
     it does not hold yet)."""
-    from wheypoint.store.rows import WorkQuery
-
-    for work in store.list_works(WorkQuery(projects=(project,), limit=RECENT_WORKS)):
-        record = _usable_head(store, work.work_id)
-        if record is not None and record.get("session") == session:
+    for record in store.newest_heads_holding(project, session["id"], RECENT_WORKS):  # (a damaged head left out)
+        if record.get("session") == session:
             return record
     number = _last_part(store, project, slug)
     found = (_usable_head(store, own.work_id) for own in store.works_with_slug(part_slug(slug, number), project))

@@ -60,6 +60,12 @@ class Store(Protocol):
     def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The head records of the works named, by work id, in one read (a work not in the store is left out)."""
 
+    def newest_heads_holding(self, project_key: str, value: str, limit: int) -> list[dict[str, Any]]:
+        """The head records, newest first, of the project's `limit` most recently updated works, less every one whose
+        stored text cannot hold the string `value` (a session id, say): for a plain ASCII value, a text that does not
+        spell it is passed over unparsed, so only the others are parsed and verified (as `record` does; a damaged
+        one is left out). The caller checks where the value stands in what is left."""
+
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""
 

@@ -242,6 +242,21 @@ class SqlStore:
                 found[str(work_id)] = intact_record(str(work_id), str(revision_id), digest, text)
         return found
 
+    def newest_heads_holding(self, project_key: str, value: str, limit: int) -> list[dict[str, Any]]:
+        from wheypoint.model.integrity import intact
+
+        # A record is stored as `dumps` writes it, where a string of plain characters is spelled as itself between
+        # quotes: a text without that spelling holds no such value, and is passed over unparsed. Any other string
+        # (escapes, non-ASCII) may be spelled otherwise by an older writer: every record is parsed then.
+        spelled = f'"{value}"' if value.isascii() and value.isprintable() and not set(value) & set('"\\/') else ""
+        rows = self._lookup(
+            "SELECT w.work_id, r.record_json, r.revision_id, r.record_digest FROM works w JOIN revisions r ON "
+            "r.revision_id = w.head_revision_id WHERE w.project_key = ? ORDER BY w.updated_at DESC, w.work_id LIMIT ?",
+            (project_key, limit),
+        )
+        found = (intact(str(w), str(r), d, text) for w, text, r, d in rows if spelled in text)
+        return [record for record in found if record is not None]
+
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         rows = self._lookup("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
         return [json.loads(row[0]) for row in rows]
