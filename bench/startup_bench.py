@@ -51,7 +51,7 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
         proximity rule and the prose rules, as many a real session's words do."""
         return [wp, "validate", UPDATED.slug, "--base", head["base"],
                 "--decision", f"Rotate the deploy token before the release (round {n}).",
-                "--rationale", "The password manager still holds the old one, and the API key expires in May."]  # fmt: skip
+                "--rationale", "The password manager holds the old one; the API key expires in May."]  # fmt: skip
 
     def update(n: int) -> list[str]:
         # The work comes first: `checkpoint --base ...` with a flag first is refused as a usage error.

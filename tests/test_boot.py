@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,18 @@ def _forged(data: bytes, index: object) -> bytes:
     return data[:8] + len(forged).to_bytes(8, "little") + forged + data[16 + size :]
 
 
+def damaged_files(data: bytes) -> dict[str, Callable[[], bytes]]:
+    """What any file of boot's indexed format (`read_indexed`: the image, the kept patterns) may be found turned
+    into: each must be ignored whole, never trusted, never a hang."""
+    return {
+        "empty": lambda: b"",
+        "truncated": lambda: data[: len(data) // 2],
+        "garbage": lambda: os.urandom(4096),
+        "other interpreter": lambda: data[:4] + b"\x00\x00\r\n" + data[8:],
+        "huge index": lambda: data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
+    }
+
+
 def _index(data: bytes) -> dict[str, tuple[object, ...]]:
     import marshal
 
@@ -176,12 +189,8 @@ def test_a_damaged_image_is_ignored_and_written_again(tmp_path: Path, damage: st
         os.mkfifo(image)
     else:
         image.write_bytes({
-            "empty": lambda: b"",
-            "truncated": lambda: data[: len(data) // 2],
-            "garbage": lambda: os.urandom(4096),
-            "other interpreter": lambda: data[:4] + b"\x00\x00\r\n" + data[8:],
+            **damaged_files(data),
             "bad index": lambda: data[:16] + b"\xff" * 64 + data[80:],
-            "huge index": lambda: data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
             "code past the end": lambda: _forged(data, {n: (*e[:4], e[4], 1 << 40) for n, e in index.items()}),
             "entries of another shape": lambda: _forged(data, {n: list(e) for n, e in index.items()}),
             "a path out": lambda: _forged(data, {n: ("/etc/" + str(e[0]), *e[1:]) for n, e in index.items()}),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from credential_formats import FORMATS, texts
-from test_boot import _copy, _env, _run
+from test_boot import _copy, _env, _forged, _index, _run, damaged_files
 from wheypoint import patterns
 
 TAG = sys.implementation.cache_tag
@@ -135,16 +135,6 @@ def test_the_cli_writes_the_file_once_its_answer_is_out(tmp_path: Path) -> None:
     assert not _patterns_file(bare).exists()
 
 
-def _forged_entries(data: bytes, change: object) -> bytes:
-    import marshal
-
-    size = int.from_bytes(data[8:16], "little")
-    index = marshal.loads(data[16 : 16 + size])
-    codes = data[16 + size :]
-    forged = marshal.dumps(change(index))  # type: ignore[operator]
-    return data[:8] + len(forged).to_bytes(8, "little") + forged + codes
-
-
 @pytest.mark.parametrize("damage", ["empty", "truncated", "garbage", "other interpreter", "other engine",
                                     "huge index", "past the end", "programs of another shape", "fifo"])  # fmt: skip
 def test_a_damaged_or_foreign_file_is_ignored_and_written_again(tmp_path: Path, damage: str) -> None:
@@ -167,15 +157,11 @@ def test_a_damaged_or_foreign_file_is_ignored_and_written_again(tmp_path: Path, 
         encoded = marshal.dumps(forged)
         kept.write_bytes(data[:8] + len(encoded).to_bytes(8, "little") + encoded + blob)
     else:
+        index = _index(data)
         kept.write_bytes({
-            "empty": lambda: b"",
-            "truncated": lambda: data[: len(data) // 2],
-            "garbage": lambda: os.urandom(4096),
-            "other interpreter": lambda: data[:4] + b"\x00\x00\r\n" + data[8:],
-            "other engine": lambda: _forged_entries(data, lambda i: {**i, "": "another engine"}),
-            "huge index": lambda: data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
-            "past the end": lambda: _forged_entries(data, lambda i: {k: v if k == "" else (v[0], 1 << 40)
-                                                                     for k, v in i.items()}),
+            **damaged_files(data),
+            "other engine": lambda: _forged(data, {**index, "": "another engine"}),
+            "past the end": lambda: _forged(data, {k: v if k == "" else (v[0], 1 << 40) for k, v in index.items()}),
         }[damage]())  # fmt: skip
     again = _scan(site, env)  # the same findings (the subprocess's timeout bounds a hang)
     assert again["hits"] == expected
