@@ -370,7 +370,7 @@ def hold_write_lock(location: str, work_id: str) -> Callable[[], None]:
 
 
 def test_the_newest_heads_holding_a_value_are_read_in_order_and_the_others_left_unparsed(
-    store: Store, location: str
+    store: Store, location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def put(work_id: str, number: int, session: str | None, project: str = "proj") -> None:
         def build(head: dict[str, Any] | None) -> Outcome:
@@ -391,10 +391,17 @@ def test_the_newest_heads_holding_a_value_are_read_in_order_and_the_others_left_
     put("g", 7, 'odd"id')
     assert [r["work_id"] for r in store.newest_heads_holding("proj", "sid-1", 20)] == ["f", "d", "a"]
     assert [r["work_id"] for r in store.newest_heads_holding("proj", "sid-1", 3)] == ["f", "d"]  # g, f, d: the 3
-    assert store.newest_heads_holding("proj", "sid-9", 20) == []
+    assert list(store.newest_heads_holding("proj", "sid-9", 20)) == []
     # a value a writer may have spelled otherwise: every head is parsed, and the caller's check decides
     assert [r["work_id"] for r in store.newest_heads_holding("proj", 'odd"id', 20)] == ["g", "f", "d", "c", "b", "a"]
-    assert store.newest_heads_holding("proj", "sid-1", 20)[0] == store.record("f")
+    from wheypoint.model import integrity
+
+    parsed: list[str] = []
+    real = integrity.intact
+    monkeypatch.setattr(integrity, "intact", lambda work_id, *rest: parsed.append(work_id) or real(work_id, *rest))
+    assert next(store.newest_heads_holding("proj", "sid-1", 20)) == store.record("f")
+    assert parsed == ["f", "f"]  # the newest that may hold it, then `record`'s own read: "d" and "a" never parsed
+    monkeypatch.undo()
     # a damaged head is left out, never refused: another work's damage must not cost the caller
     raw(location, "UPDATE revisions SET record_json = replace(record_json, 'retry', 'RETRY') WHERE work_id = 'd'")
     assert [r["work_id"] for r in store.newest_heads_holding("proj", "sid-1", 20)] == ["f", "a"]

@@ -31,7 +31,7 @@ from wheypoint.store.sqlparts import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any, TypeVar
 
     from wheypoint.store.rows import Backlink, OpenGate, WorkQuery, Write, WrittenFrom
@@ -242,7 +242,7 @@ class SqlStore:
                 found[str(work_id)] = intact_record(str(work_id), str(revision_id), digest, text)
         return found
 
-    def newest_heads_holding(self, project_key: str, value: str, limit: int) -> list[dict[str, Any]]:
+    def newest_heads_holding(self, project_key: str, value: str, limit: int) -> Iterator[dict[str, Any]]:
         from wheypoint.model.integrity import intact
 
         # A record is stored as `dumps` writes it, where a string of plain characters is spelled as itself between
@@ -255,7 +255,7 @@ class SqlStore:
             (project_key, limit),
         )
         found = (intact(str(w), str(r), d, text) for w, text, r, d in rows if spelled in text)
-        return [record for record in found if record is not None]
+        return (record for record in found if record is not None)  # each parsed when the caller comes to it
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         rows = self._lookup("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
