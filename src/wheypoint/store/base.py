@@ -63,9 +63,9 @@ class Store(Protocol):
     def newest_heads_holding(self, project_key: str, value: str, limit: int) -> Iterator[dict[str, Any]]:
         """The head records, newest first, of the project's `limit` most recently updated works, less every one whose
         stored text cannot hold the string `value` (a session id, say): for a plain ASCII value, a text that does not
-        spell it is passed over unparsed. The rows are read at once; each record is parsed and verified (as
-        `record` does; a damaged one is left out) only when the caller comes to it, who checks where the value
-        stands and may stop at the first."""
+        spell it is passed over unparsed. Each head is read, and parsed and verified (as `record` does; a damaged
+        one is left out), only when the caller comes to it, who checks where the value stands and may stop at the
+        first: what is wanted is read before the store is closed."""
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""

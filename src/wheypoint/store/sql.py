@@ -249,13 +249,23 @@ class SqlStore:
         # quotes: a text without that spelling holds no such value, and is passed over unparsed. Any other string
         # (escapes, non-ASCII) may be spelled otherwise by an older writer: every record is parsed then.
         spelled = f'"{value}"' if value.isascii() and value.isprintable() and not set(value) & set('"\\/') else ""
-        rows = self._lookup(
-            "SELECT w.work_id, r.record_json, r.revision_id, r.record_digest FROM works w JOIN revisions r ON "
-            "r.revision_id = w.head_revision_id WHERE w.project_key = ? ORDER BY w.updated_at DESC, w.work_id LIMIT ?",
+        newest = self._lookup(
+            "SELECT w.work_id FROM works w WHERE w.project_key = ? ORDER BY w.updated_at DESC, w.work_id LIMIT ?",
             (project_key, limit),
         )
-        found = (intact(str(w), str(r), d, text) for w, text, r, d in rows if spelled in text)
-        return (record for record in found if record is not None)  # each parsed when the caller comes to it
+
+        def heads() -> Iterator[dict[str, Any]]:  # a head's text is read when the caller comes to it
+            for (work_id,) in newest:
+                for text, revision_id, digest in self._lookup(
+                    "SELECT r.record_json, r.revision_id, r.record_digest FROM works w JOIN revisions r ON "
+                    "r.revision_id = w.head_revision_id WHERE w.work_id = ?",
+                    (work_id,),
+                ):  # fmt: skip
+                    record = intact(str(work_id), str(revision_id), digest, text) if spelled in text else None
+                    if record is not None:
+                        yield record
+
+        return heads()
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         rows = self._lookup("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
