@@ -206,7 +206,30 @@ def test_a_budget_below_the_core_is_refused() -> None:
                                                                          "decisions", "notes"}  # fmt: skip
 
 
-line = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), min_size=1, max_size=60)
+def _measured_whole(record: dict[str, Any], budget: int) -> dict[str, Any]:
+    """render_packet's choice as it was first written: each item tried by measuring the whole packet again."""
+    from wheypoint.notes.handoff import _packet_items
+
+    packet = render_packet(record, budget)
+    core = {key: packet[key] for key in packet if key not in (*PACKET_CATEGORIES, "omitted")}
+    items = _packet_items(record, {1: record.get("created_at"), record["revision_number"]: record.get("updated_at")})
+    kept: dict[str, list[Any]] = {name: [] for name in PACKET_CATEGORIES}
+
+    def whole() -> dict[str, Any]:
+        built = {**core, **{name: kept[name] for name in PACKET_CATEGORIES if kept[name]}}
+        built["omitted"] = {name: len(items[name]) - len(kept[name]) for name in PACKET_CATEGORIES
+                            if len(items[name]) > len(kept[name])}  # fmt: skip
+        return built
+
+    for name in PACKET_CATEGORIES:
+        for item in items[name]:
+            kept[name].append(item)
+            if packet_size(whole()) > budget:
+                kept[name].pop()
+    return whole()
+
+
+line = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=60)
 quote = st.lists(line, min_size=1, max_size=4).map("\n".join)
 
 
@@ -243,6 +266,7 @@ def test_packets_never_exceed_the_budget_nor_cut_a_quote(
     budget = minimum + slack
     packet = render_packet(record, budget)
     assert packet_size(packet) <= budget
+    assert packet == _measured_whole(record, budget)  # the parts' sizes add up to what the whole one measures
     verbatim = {e["id"]: e["quote"] for e in record["entries"] if e["kind"] == "directive"}
     for directive in packet.get("directives", []):
         assert directive["quote"] == verbatim[directive["id"]]
