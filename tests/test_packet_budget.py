@@ -159,3 +159,27 @@ def test_a_hook_packet_has_its_budget_less_its_head_and_the_room_kept_for_its_fi
     budget = room + len(head) + 128 + 128
     assert json.loads(_packet(ctx, work.work_id, budget).split("\n")[1]) == packet(room)
     assert json.loads(_packet(ctx, work.work_id, budget - 1).split("\n")[1]) == packet(room - 1)
+
+
+def test_the_packet_a_session_starts_with_costs_no_note_render_and_no_trust_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The packet needs the record alone: neither the note (whose render a full part's SessionStart paid twice, for
+    the preamble it dropped and for the note-on-disk check) nor git, links or lineage (`resolve`'s findings)."""
+    from wheypoint.app import resolve
+    from wheypoint.app.notes import handoff_render
+    from wheypoint.hooks.events import _packet
+    from wheypoint.notes import render
+
+    scene = Scene(tmp_path)
+    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small.") for n in range(40)))
+    ctx, work = _rescued(scene)
+    expected = handoff_render(ctx, work.work_id, None, "9000")["packet"]
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the packet's path rendered a note or checked trust")
+
+    monkeypatch.setattr(render, "render", refused)
+    monkeypatch.setattr(resolve, "_trusted", refused)
+    context = _packet(ctx, work.work_id, 10000)
+    assert json.loads(context.splitlines()[1]) == expected  # the same packet as `handoff render` gives

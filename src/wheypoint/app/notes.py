@@ -36,7 +36,7 @@ def _record_for(ctx: Context, ref: str, workspace_root: str | None) -> tuple[dic
     """(resolution, record) for a reference that resolves to a store record; refused otherwise."""
     from wheypoint.app.resolve import resolve_with_record
 
-    resolution, record = resolve_with_record(ctx, ref, workspace_root)
+    resolution, record = resolve_with_record(ctx, ref, workspace_root, checked=False)
     if record is None:
         code = "ambiguous" if resolution["outcome"] == "ambiguous" else "record-missing"
         raise Refusal(code, f"{ref!r} does not resolve to one store record ({resolution['outcome']})",
@@ -62,8 +62,18 @@ DEFAULT_PACKET_BUDGET = 6000
 
 def handoff_render(ctx: Context, ref: str, workspace_root: str | None, budget: str | None) -> dict[str, Any]:
     """A record's preamble and its resume packet, at most `budget` characters (DEFAULT_PACKET_BUDGET when none)."""
-    from wheypoint.notes.handoff import render_packet
     from wheypoint.notes.render import render
+
+    record, limit, packet = handoff_packet(ctx, ref, workspace_root, budget)
+    preamble = render(record).split("\n\n", 1)[0] + "\n"  # (it carries the whole note's digest)
+    return {"work_id": record["work_id"], "preamble": preamble, "budget": limit, "packet": packet}
+
+
+def handoff_packet(ctx: Context, ref: str, workspace_root: str | None,
+                   budget: str | None) -> tuple[dict[str, Any], int, dict[str, Any]]:  # fmt: skip
+    """(the record, the budget, its resume packet): `handoff render` without the preamble, which costs the whole
+    note's render; what a hook hands the model."""
+    from wheypoint.notes.handoff import render_packet
 
     if budget is not None and not (budget.isascii() and budget.isdigit() and len(budget) <= 9 and int(budget) > 0):
         raise bad_parameter("budget", "takes a positive number of characters")
@@ -74,9 +84,7 @@ def handoff_render(ctx: Context, ref: str, workspace_root: str | None, budget: s
         times = {r["revision_number"]: r["captured_at"] for r in store.revisions(record["work_id"])}
     finally:
         store.close()
-    preamble = render(record).split("\n\n", 1)[0] + "\n"
-    return {"work_id": record["work_id"], "preamble": preamble, "budget": limit,
-            "packet": render_packet(record, limit, times)}  # fmt: skip
+    return record, limit, render_packet(record, limit, times)
 
 
 def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:

@@ -61,8 +61,12 @@ def resolve(ctx: Context, ref: str, workspace_root: str | None, page: int = 1) -
     return resolve_with_record(ctx, ref, workspace_root, page)[0]
 
 
-def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page: int = 1) -> Resolved:
-    """The reply and the record it found, read once, for commands that go on to use the record."""
+def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page: int = 1,
+                        checked: bool = True) -> Resolved:  # fmt: skip
+    """The reply and the record it found, read once, for commands that go on to use the record. Not `checked`: the
+    record alone, found as `resolve` finds it, without the findings on whether to trust it (its gates and lineage,
+    the note on disk, links, git), which cost a note's render and may cost git processes: for commands that show
+    the record and say nothing of trust (`handoff render` and `parse`, the packet a session starts with)."""
     if workspace_root:
         root = os.path.expanduser(workspace_root)
         if not os.path.isdir(root):
@@ -73,12 +77,12 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
     try:
         note = note_path_named(ctx, ref)
         if note is not None:
-            return _resolve_path(ctx, store, note)
+            return _resolve_path(ctx, store, note, checked)
         matched, works = _lookup(store, ref, project, page * PAGE_SIZE + 1)
         if not works:
             legacy = _legacy_match(ctx, ref)
             if legacy is not None:
-                return _resolve_path(ctx, store, legacy)
+                return _resolve_path(ctx, store, legacy, checked)
             searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
                         f"slugs starting with {ref!r}", f"slugs containing {ref!r}"]  # fmt: skip
             answer = _answer("not-found", ref=ref, searched=searched, suggestions=suggestions(store, ref, project),
@@ -93,7 +97,7 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
             return _answer("ambiguous", ref=ref, matched_by=matched, candidates=shown, page=page,
                            page_size=PAGE_SIZE, more=more, next_page=page + 1 if more else None,
                            findings=[]), None  # fmt: skip
-        return _trusted(ctx, store, works[0], matched, ref)
+        return _trusted(ctx, store, works[0], matched, ref) if checked else _unchecked(store, works[0], matched, ref)
     finally:
         store.close()
 
@@ -110,7 +114,7 @@ def _legacy_match(ctx: Context, ref: str) -> str | None:
     return chosen[0] if len(chosen) == 1 else None
 
 
-def _resolve_path(ctx: Context, store: Store, path: str) -> Resolved:
+def _resolve_path(ctx: Context, store: Store, path: str, checked: bool = True) -> Resolved:
     if not os.path.isfile(path):
         return _answer("not-found", ref=path, searched=[path], suggestions=[], candidates=[], findings=[]), None
     from wheypoint.notes.files import read_note
@@ -123,6 +127,8 @@ def _resolve_path(ctx: Context, store: Store, path: str) -> Resolved:
                           "`wheypoint adopt` it to make it a record")  # fmt: skip
         return _answer("gated", ref=path, matched_by="path", work_id=None, note_path=path,
                        candidates=[], findings=[finding.as_json()]), None  # fmt: skip
+    if not checked:
+        return _unchecked(store, work, "path", path)
     folder = os.path.dirname(os.path.abspath(path))
     checkout = find_checkout(folder)
     return _trusted(Context(cwd=checkout.toplevel if checkout else folder, environ=ctx.environ), store, work,
@@ -139,11 +145,22 @@ def _head_of(store: Store, work: WorkRef) -> Callable[[str], dict[str, Any] | No
     return head
 
 
-def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: str | None = None) -> Resolved:
-    """The answer for one found work: its findings against the checkout it belongs to (see `place_of`)."""
+def _head_record(store: Store, work: WorkRef) -> dict[str, Any]:
     record = store.record(work.work_id)
     if record is None:
         raise Refusal("store-inconsistent", f"{work.work_id} has a head but no record")
+    return record
+
+
+def _unchecked(store: Store, work: WorkRef, matched: str, ref: str) -> Resolved:
+    """One found work's record, and a reply that says no trust was checked (`resolve_with_record`, not `checked`)."""
+    record = _head_record(store, work)
+    return _answer("unchecked", ref=ref, matched_by=matched, work_id=work.work_id, candidates=[], findings=[]), record
+
+
+def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, note: str | None = None) -> Resolved:
+    """The answer for one found work: its findings against the checkout it belongs to (see `place_of`)."""
+    record = _head_record(store, work)
     place = place_of(ctx, work)
     note = note or place.note_path
     findings = gate_findings(record, store.revisions(work.work_id)) + lineage_findings(record, _head_of(store, work))

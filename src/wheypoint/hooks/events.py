@@ -514,11 +514,11 @@ def _packet(ctx: Context, work_id: str, budget: int, harness: str | None = None)
 
 
 def _render(ctx: Context, work_id: str, head: str, room: int, budget: int) -> str:
-    from wheypoint.app.notes import handoff_render
+    from wheypoint.app.notes import handoff_packet
 
     if room <= 0:
         raise Refusal("budget-too-small", f"a packet needs more than {budget} characters")
-    packet = handoff_render(ctx, work_id, None, str(room))["packet"]
+    packet = handoff_packet(ctx, work_id, None, str(room))[2]
     left_out = sum(packet.get("omitted", {}).values())
     if left_out:  # said on the first line, which every harness shows first: the reader knows it is not all
         head += f" [partial: {left_out} item(s) left out for size; `wheypoint handoff render {packet['slug']}`]"
