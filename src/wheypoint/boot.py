@@ -78,11 +78,6 @@ def _read(path: str) -> dict[str, _Entry] | None:
     return entries  # type: ignore[no-any-return]
 
 
-def magic_number() -> bytes:
-    """This interpreter's bytecode magic number: what a file of compiled things made by another is told apart by."""
-    return bytes(_bootstrap.MAGIC_NUMBER)
-
-
 def read_indexed(path: str, magic: bytes, max_index: int) -> tuple[int, Any, int, int] | None:
     """(the open file, its marshalled index, where its entries start, the room they have) of a file `write_indexed`
     wrote with `magic` under this interpreter, or None (the file is then closed).

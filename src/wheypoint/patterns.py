@@ -48,8 +48,9 @@ _cache: dict[tuple[type, str | bytes, int], re.Pattern[Any]] = {}
 
 
 def _engine() -> str:
-    """What a kept program depends on: this interpreter's version and bytecode, and the engine's constants."""
-    return f"{sys.version}|{boot.magic_number().hex()}|{_sre.MAGIC}|{_sre.CODESIZE}|{_sre.MAXREPEAT}|{_sre.MAXGROUPS}"
+    """What a kept program depends on: this interpreter's version and the engine's constants (the file's header
+    names its bytecode's magic number, which `boot.read_indexed` checks)."""
+    return f"{sys.version}|{_sre.MAGIC}|{_sre.CODESIZE}|{_sre.MAXREPEAT}|{_sre.MAXGROUPS}"
 
 
 def compiled(source: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
@@ -104,9 +105,10 @@ def _sound_program(program: object) -> bool:
     if not (isinstance(program, tuple) and len(program) == 5):
         return False
     flags, code, groups, index, names = program
+    # (each code unit is left to `_sre.compile`, which refuses one that is not an integer or out of range: a check
+    # here would walk thousands of units of every pattern loaded)
     return (type(flags) is int and type(groups) is int and isinstance(code, list) and isinstance(index, dict)
-            and isinstance(names, tuple) and all(type(unit) is int for unit in code)
-            and all(isinstance(k, str) and type(v) is int for k, v in index.items())
+            and isinstance(names, tuple) and all(isinstance(k, str) and type(v) is int for k, v in index.items())
             and all(name is None or isinstance(name, str) for name in names))  # fmt: skip
 
 

@@ -14,8 +14,6 @@ must not send to the code its refusal carries.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from wheypoint.model.errors import Problem
 from wheypoint.model.replies import excerpt
 from wheypoint.model.shapes import PATTERN_SHAPES, RESERVED_SLUGS, SLUG_PATTERN, reserved_slug_message
@@ -23,7 +21,6 @@ from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     from typing import Any
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -48,11 +45,6 @@ def _type_name(value: Any) -> str:
         if _type_matches(value, name):
             return name
     return type(value).__name__
-
-
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return regex(pattern)
 
 
 def child_path(path: str, key: str | int) -> str:
@@ -125,7 +117,7 @@ class SchemaChecker:
             problems.append(
                 Problem(code or "too-long", path, f"is {len(value)} characters; the limit is {schema['maxLength']}")
             )
-        if "pattern" in schema and not _regex(schema["pattern"]).search(value):
+        if "pattern" in schema and not regex(schema["pattern"]).search(value):
             if schema["pattern"] == SLUG_PATTERN and value in RESERVED_SLUGS:
                 problems.append(Problem("reserved-slug", path, reserved_slug_message(value)))
                 return
