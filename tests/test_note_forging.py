@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, missing
@@ -814,6 +814,22 @@ def test_each_line_of_text_is_escaped_as_pinned() -> None:
     assert {line: markdown_line(line) for line in MARKDOWN_LINES} == MARKDOWN_LINES
     lines = ["> q", "- x", "1) x", "# h", "---", "=", "```", "  * x", "[x]: /u", "a", "", "x - y", "\t"]
     assert [opens_block(line) for line in lines] == [True] * 8 + [False] * 5
+
+
+_LINE_PIECES = [" ", "\t", "#", ">", "-", "*", "+", "=", "_", "~~~", "[", "]", "[x]", "x", ".", ")", "1", "12", "1.",
+                "2)", "a", "Z", "\u00e9", "\u0663", "`", "<", "---"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=8).map("".join))
+@example("1. # x")
+@example("7) ---")
+@example("a. # x")
+@example("2026-12-05T00:00:00Z")
+def test_a_line_told_at_once_by_its_first_character_gets_the_walk_s_answer(line: str) -> None:
+    # A line opening with a letter or bare digits is answered without the character walk: the same answer.
+    from wheypoint.notes.escapes import _block_opener, _opener_after_markers
+
+    assert _block_opener(line) == _opener_after_markers(line)
 
 
 def test_a_record_from_elsewhere_gets_a_heading_and_preamble_no_reader_misreads() -> None:

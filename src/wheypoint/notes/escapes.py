@@ -191,6 +191,14 @@ def _block_opener(line: str) -> int | None:
     never left here: `_inline` has escaped every run that no later run on the line closes, and a later run in
     its info string makes a line no fence.)
     """
+    first = line[:1]
+    if first.isalpha() or ("0" <= first <= "9" and _list_marker_end(line, 0) is None):
+        return None  # the common line, told at once: no opener or marker starts with a letter or bare digits
+    return _opener_after_markers(line)
+
+
+def _opener_after_markers(line: str) -> int | None:
+    """`_block_opener` walked character by character, for a line whose first character may open something."""
     index, size, fresh = 0, len(line), False
     while True:
         while index < size and line[index] in " \t":

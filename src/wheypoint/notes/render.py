@@ -119,7 +119,7 @@ def fenced(text: str, indent: str = "  ") -> str:
     Lines are split on `\n` alone; any other line terminator or hidden character is escaped (escapes.py).
     """
     text = escape(text)
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0) if "`" in text else 0
     fence = "`" * max(3, longest + 1)
     body = "\n".join(f"{indent}{line}" if line else "" for line in text.split("\n"))
     return f"{indent}{fence}text\n{body}\n{indent}{fence}"
