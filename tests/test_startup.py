@@ -95,6 +95,7 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
             _LOOKUP,
             "wheypoint.app.trust",
             "wheypoint.model.refs",
+            "wheypoint.patterns",  # the line references' patterns, kept compiled
             "wheypoint.notes.legacy",
             "wheypoint.app.gitrun",
         },

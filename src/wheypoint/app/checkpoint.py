@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
 from wheypoint.app.workspace import Checkout, file_digest, find_checkout
@@ -249,6 +248,10 @@ def _summary(record: dict[str, Any], revision: dict[str, Any]) -> dict[str, Any]
     }
 
 
+# The link text's escapes: a backslash, `[` or `]` gets a backslash before it.
+_LINK_TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]"})
+
+
 def handoff_lines(ctx: Context, slug: str, note_path: str | None) -> dict[str, str] | None:
     """Seed 0's closing lines for a note just written: the note as a Markdown link a person can click from any
     folder, and the two ways to resume it, by slug from the checkout and by the note's absolute path from
@@ -261,10 +264,10 @@ def handoff_lines(ctx: Context, slug: str, note_path: str | None) -> dict[str, s
     checkout = ctx.checkout
     top = checkout.toplevel if checkout else ctx.cwd
     shown = os.path.relpath(path, top) if checkout is not None and checkout.contains(path) else path
-    label = re.sub(r"([\\\[\]])", r"\\\1", shown)  # a bracket or backslash would end or bend the link text
-    if not re.search(r"[\s()<>]", path):
+    label = shown.translate(_LINK_TEXT_ESCAPES)  # a bracket or backslash would end or bend the link text
+    if not any(char.isspace() or char in "()<>" for char in path):  # (`isspace` is what `\s` matches)
         target = path
-    elif not re.search(r"[<>\n]", path):
+    elif not any(char in "<>\n" for char in path):
         target = f"<{path}>"  # CommonMark's bracketed destination keeps spaces and parentheses
     else:
         from urllib.parse import quote

@@ -7,7 +7,7 @@ references is pure text work and lives here; deciding whether a file is tracked 
 
 from __future__ import annotations
 
-import re
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 # A relative path with an extension, a line, optionally a range; not already pinned (`@sha`), not a
 # URL (`://` before it) and not part of a longer word.
-# (Kept as text: `re` compiles a pattern on its first use, and most texts are ruled out before that by a
-# missing `:` or `@`, so a command whose texts hold no reference never compiles them.)
+# (Kept as text, compiled on first use through `patterns.compiled`, which keeps the program for later commands;
+# most texts are ruled out before that by a missing `:` or `@`.)
 LINE_REF = r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+):(\d+)(?:-(\d+))?(?![\w@:/-])"
 
 # The pinned form, `path:line@<sha>`, that pin_text writes.
@@ -29,14 +29,14 @@ _SCHEME = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 def line_refs(text: str) -> list[str]:
     """Every bare path:line reference in a text, in order, without repeats."""
     seen: dict[str, None] = {}
-    for match in re.finditer(LINE_REF, text) if ":" in text else ():
+    for match in regex(LINE_REF).finditer(text) if ":" in text else ():
         seen.setdefault(match.group(0), None)
     return list(seen)
 
 
 def line_ref_path(ref: str) -> str:
     """The file part of a path:line reference."""
-    match = re.fullmatch(LINE_REF, ref) if ":" in ref else None
+    match = regex(LINE_REF).fullmatch(ref) if ":" in ref else None
     return match.group(1) if match else ref
 
 
@@ -44,12 +44,12 @@ def pin_text(text: str, pins: Mapping[str, str]) -> str:
     """Replace each bare path:line that has a pin with its pinned form; leave the rest as written."""
     if not pins or ":" not in text:
         return text
-    return re.sub(LINE_REF, lambda m: pins.get(m.group(0), m.group(0)), text)
+    return regex(LINE_REF).sub(lambda m: pins.get(m.group(0), m.group(0)), text)
 
 
 def pinned_refs(text: str) -> list[tuple[str, str]]:
     """(path, commit) of every pinned path:line@sha in a text."""
-    return [(m.group(1), m.group(2)) for m in re.finditer(PINNED_REF, text)] if "@" in text else []
+    return [(m.group(1), m.group(2)) for m in regex(PINNED_REF).finditer(text)] if "@" in text else []
 
 
 def ref_kind(ref: str) -> str:
