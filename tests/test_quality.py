@@ -56,8 +56,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "patterns": ("boot",),  # regular expressions compiled once and kept beside the image: re.compile, only cheaper
     "model": ("patterns",),
     "store": ("model",),
-    "notes": ("model",),
-    "transcripts": ("model",),
+    "notes": ("model", "patterns"),
+    "transcripts": ("model", "patterns"),
     "app": ("model", "store", "notes", "transcripts"),
     "hooks": ("model", "store", "notes", "transcripts", "app"),
     "mcp": ("model",),  # the command table and a runner are handed to it by cli: it knows no command itself

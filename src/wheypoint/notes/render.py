@@ -20,8 +20,6 @@ bytes back.
 
 from __future__ import annotations
 
-import re
-
 from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.derived import notes_stale, orientation_stale
 from wheypoint.model.shapes import is_work_id
@@ -74,8 +72,17 @@ def code(text: str) -> str:
     text = _line(text) or " "
     if "`" not in text:
         return f"`{text}`"
-    fence = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    fence = "`" * (_longest_backtick_run(text) + 1)
     return f"{fence} {text} {fence}"
+
+
+def _longest_backtick_run(text: str) -> int:
+    """The length of the longest run of backticks in `text` (0 without one): a fence must be longer."""
+    if "`" not in text:
+        return 0
+    from wheypoint.patterns import compiled  # (here: a note with no backtick, what `show` mostly reads, needs none)
+
+    return max(len(run) for run in compiled("`+").findall(text))
 
 
 def _heading(text: str) -> str:
@@ -119,8 +126,7 @@ def fenced(text: str, indent: str = "  ") -> str:
     Lines are split on `\n` alone; any other line terminator or hidden character is escaped (escapes.py).
     """
     text = escape(text)
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0) if "`" in text else 0
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
     body = "\n".join(f"{indent}{line}" if line else "" for line in text.split("\n"))
     return f"{indent}{fence}text\n{body}\n{indent}{fence}"
 

@@ -9,11 +9,10 @@ are copied from the transcript by this code: the agent only designates them, it 
 
 from __future__ import annotations
 
-import re
-
 from wheypoint.model.contract import MAX_MEAT_TEXT
 from wheypoint.model.errors import Problem
 from wheypoint.model.records import Record
+from wheypoint.patterns import compiled as regex
 from wheypoint.transcripts.model import USER_KINDS
 
 TYPE_CHECKING = False
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 
     from wheypoint.transcripts.model import Turn
 
-_WORD = re.compile(r"\w+")
+_WORD = r"\w+"  # a word, as the quote check compares them
 
 
 class Grounding(Record):
@@ -42,10 +41,10 @@ def _quotes(intent: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _closest(quote: str, user_turns: list[Turn]) -> Turn | None:
     """The user turn sharing the most of the quote's words (a hint for the agent, never a pick)."""
-    wanted = {w.lower() for w in _WORD.findall(quote)}
+    wanted = {w.lower() for w in regex(_WORD).findall(quote)}
     best, best_score = None, 0.0
     for turn in user_turns:
-        have = {w.lower() for w in _WORD.findall(turn.text)}
+        have = {w.lower() for w in regex(_WORD).findall(turn.text)}
         score = len(wanted & have) / max(len(wanted), 1)
         if score > best_score:
             best, best_score = turn, score
