@@ -86,6 +86,37 @@ def test_a_write_names_its_base_and_a_wrong_one_is_refused_naming_the_head(store
     assert [r["revision_id"] for r in store.revisions("w0")] == ["rev-w0-1", "rev-w0-2"]
 
 
+def test_a_known_head_is_built_on_only_while_it_is_still_the_head(store: Store) -> None:
+    first = write(store, "w0", 1, None)
+    seen: list[dict[str, Any] | None] = []
+
+    def build(number: int, parent: str) -> Callable[[dict[str, Any] | None], Outcome]:
+        def built(head: dict[str, Any] | None) -> Outcome:
+            seen.append(head)
+            return outcome("w0", number, parent)
+
+        return built
+
+    # The head the writer holds is the work's head: built on as it is, not read again.
+    second = store.commit("w0", "rev-w0-1", "rev-w0-2", build(2, "rev-w0-1"), known_head=first.record)
+    assert seen[-1] is first.record
+    # Another writer moved the head past it: the stored head is read and built on, never the stale one.
+    write(store, "w0", 3, "rev-w0-2")
+    store.commit("w0", "rev-w0-3", "rev-w0-4", build(4, "rev-w0-3"), known_head=second.record)
+    assert seen[-1] is not second.record and seen[-1] is not None and seen[-1]["revision_id"] == "rev-w0-3"
+    # ...and its base, if it still names the stale one, is refused as always.
+    with pytest.raises(Refusal) as refused:
+        store.commit("w0", "rev-w0-2", "rev-w0-5", build(5, "rev-w0-2"), known_head=second.record)
+    assert refused.value.code == "stale-parent"
+    # A head of another work is no head of this one.
+    other = write(store, "w1", 1, None)
+    posing = {**other.record, "revision_id": "rev-w0-4"}
+    store.commit("w0", "rev-w0-4", "rev-w0-6", build(6, "rev-w0-4"), known_head=posing)
+    assert seen[-1] is not None and seen[-1]["work_id"] == "w0" and seen[-1]["revision_id"] == "rev-w0-4"
+    assert [r["revision_id"] for r in store.revisions("w0")] == ["rev-w0-1", "rev-w0-2", "rev-w0-3", "rev-w0-4",
+                                                                "rev-w0-6"]  # fmt: skip
+
+
 def test_a_replay_is_answered_with_the_stored_revision_and_writes_nothing(store: Store) -> None:
     first = write(store, "w0", 1, None)
     calls: list[int] = []

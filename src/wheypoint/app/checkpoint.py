@@ -189,8 +189,9 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
 
 
 def _dry_run_or_commit(
-    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, notes: NoteOptions | None
-) -> dict[str, Any]:
+    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, notes: NoteOptions | None,
+    known_head: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Build the revision on the head; commit it when `notes` says where its note goes, else a dry run."""
     write = notes is not None
     project_key = ctx.project_key()
@@ -215,7 +216,7 @@ def _dry_run_or_commit(
             outcome = build(head)
             return {"record": outcome.record, "revision": outcome.revision, "replayed": False,
                     "warnings": observed + outcome.warnings}  # fmt: skip
-        committed = store.commit(work_id, base, candidate, build, written_from(ctx, notes or NoteOptions()))
+        committed = store.commit(work_id, base, candidate, build, written_from(ctx, notes or NoteOptions()), known_head)
         return {"record": committed.record, "revision": committed.revision, "replayed": committed.replayed,
                 "warnings": observed + committed.warnings}  # fmt: skip
     finally:
@@ -281,8 +282,17 @@ def handoff_lines(ctx: Context, slug: str, note_path: str | None) -> dict[str, s
 
 
 def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None) -> dict[str, Any]:
+    return checkpoint_on(ctx, intent, notes, choice)[0]
+
+
+def checkpoint_on(
+    ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None,
+    known_head: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """`checkpoint`'s reply and the record it stored, building on `known_head` (the head as this command last read
+    or wrote it) when the work's head is still that revision: a writer of several revisions reads none again."""
     valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes, known_head)
     record = result["record"]
     note_path, durability, note_warnings = write_note(ctx, record, notes)
     warnings = result["warnings"] + note_warnings
@@ -293,7 +303,7 @@ def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: Transcript
         "note_path": note_path,
         "handoff": handoff_lines(ctx, record["slug"], note_path),
         "warnings": [w.as_json() for w in warnings],
-    }
+    }, record
 
 
 def validate(ctx: Context, intent: Any, choice: TranscriptChoice | None = None) -> dict[str, Any]:

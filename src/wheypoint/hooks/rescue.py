@@ -217,7 +217,7 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     `mark` is what the session's last rescue remembered of its read (`Rescued.read`): the transcript is then read
     from where that one stopped, when the file only grew since. A session that has no work yet is read whole.
     """
-    from wheypoint.app.checkpoint import checkpoint
+    from wheypoint.app.checkpoint import checkpoint_on
     from wheypoint.transcripts.model import USER_KINDS
 
     located = choice.locate(ctx)
@@ -254,12 +254,13 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
                               read=tuple(t for t in turns if t.id in chosen), found=located)  # fmt: skip
     reply: dict[str, Any] | None = None
     work = head  # the work being written: its slug, id and revision, and what its record holds
+    known = head  # its head as read or last written here: each revision builds on it without reading it again
     slug, base, held = (head["slug"], head["revision_id"], _text_held(head)) if head else (own_slug, None, 0)
     pending = items
     while pending:
         if base is not None and held >= PART_TEXT:  # this work is full: the session goes on in its next part
             intent = _next_part(ctx, project, own_slug, key, trigger, work)
-            slug, base, held = intent["slug"], None, 0
+            slug, base, held, known = intent["slug"], None, 0, None
         elif base is None:
             intent = {"slug": slug, "orientation": f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
                       "next": {"move": "hold"}, "notes": _provenance(key, trigger)}  # fmt: skip
@@ -273,7 +274,7 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         intent["meat"], pending = pending[:count], pending[count:]
         # The note shows the head: rendered once per work, for the last revision written to it.
         last = not pending or held >= PART_TEXT
-        reply = checkpoint(ctx, intent, NoteOptions() if last else NoteOptions(no_note=True), pinned)
+        reply, known = checkpoint_on(ctx, intent, NoteOptions() if last else NoteOptions(no_note=True), pinned, known)
         base = reply["revision_id"]
         work = {"work_id": reply["work_id"], "slug": reply["slug"]}
     if reply is None:  # nothing new: the work (if any) is still the one to resume

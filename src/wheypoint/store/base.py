@@ -102,9 +102,13 @@ class Store(Protocol):
 
     def commit(
         self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Build,
-        written_from: WrittenFrom | None = None,
+        written_from: WrittenFrom | None = None, known_head: dict[str, Any] | None = None,
     ) -> Committed:  # fmt: skip
-        """Run `build` on the head and store its outcome, under the contract above, noting where it came from."""
+        """Run `build` on the head and store its outcome, under the contract above, noting where it came from.
+
+        `known_head` is the head record as the caller last read it from this store (or the record its last commit
+        answered): when the work's head is still that revision, `build` gets it instead of a fresh read; when it is
+        not, the head is read as always, so a stale one is never built on."""
 
     def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
         """Every write, in order, in one transaction: all of them are stored, or (on a refusal) none."""

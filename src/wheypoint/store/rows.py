@@ -63,6 +63,9 @@ class Write(Record):
     written_from: WrittenFrom | None = None
     imported_from: ImportedFrom | None = None
     author: str | None = None  # who wrote the revision, when it is not this writer (an import keeps the original's)
+    # The head this writer already read from this store (a `record` answer, so verified) or wrote: built on as it
+    # is when the work's head is still that revision, instead of being read and verified again.
+    known_head: dict[str, Any] | None = None
 
 
 class Committed(Record):

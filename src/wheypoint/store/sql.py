@@ -319,11 +319,12 @@ class SqlStore:
 
     def commit(
         self, work_id: str, base_revision_id: str | None, candidate_revision_id: str, build: Any,
-        written_from: WrittenFrom | None = None,
+        written_from: WrittenFrom | None = None, known_head: dict[str, Any] | None = None,
     ) -> Committed:  # fmt: skip
         from wheypoint.store.rows import Write
 
-        return self.commit_many([Write(work_id, base_revision_id, candidate_revision_id, build, written_from)])[0]
+        write = Write(work_id, base_revision_id, candidate_revision_id, build, written_from, known_head=known_head)
+        return self.commit_many([write])[0]
 
     def commit_many(self, writes: Sequence[Write]) -> list[Committed]:
         return self._transaction([w.work_id for w in writes], lambda: [self._commit_locked(w) for w in writes])
@@ -353,7 +354,7 @@ class SqlStore:
             return Committed(record, json.loads(replay[0][1]), replayed=True, warnings=[])
         from wheypoint.model.bases import base_refusal  # only writes need the rule
 
-        head = self.record(work_id)
+        head = self._head_for(write)
         refused = base_refusal(
             work_id, head["revision_id"] if head else None, base,
             lambda named: bool(self._run("SELECT 1 FROM revisions WHERE revision_id = ? AND work_id = ?",
@@ -365,6 +366,16 @@ class SqlStore:
         record, revision = outcome.record, outcome.revision
         self._insert_revision(record, revision, write)
         return Committed(record, revision, replayed=False, warnings=outcome.warnings)
+
+    def _head_for(self, write: Write) -> dict[str, Any] | None:
+        """The head a write builds on, read inside its transaction: the writer's known head when the work's head is
+        still that revision (it was verified when read, and a revision never changes), else read and verified."""
+        known = write.known_head
+        if known is not None and known.get("work_id") == write.work_id:
+            row = self._run("SELECT head_revision_id FROM works WHERE work_id = ?", (write.work_id,))
+            if row and row[0][0] == known.get("revision_id"):
+                return known
+        return self.record(write.work_id)
 
     def _insert_revision(self, record: dict[str, Any], revision: dict[str, Any], write: Write) -> None:
         """The revision's row, its head's rows and its provenance; the caller's transaction makes them one."""
