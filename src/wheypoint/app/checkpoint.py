@@ -287,10 +287,11 @@ def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: Transcript
 
 def checkpoint_on(
     ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None,
-    known_head: dict[str, Any] | None = None,
+    known_head: dict[str, Any] | None = None, handoff: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
     """`checkpoint`'s reply and the record it stored, building on `known_head` (the head as this command last read
-    or wrote it) when the work's head is still that revision: a writer of several revisions reads none again."""
+    or wrote it) when the work's head is still that revision: a writer of several revisions reads none again.
+    Without `handoff` the reply's handoff lines, which only a person reads, are left out (None)."""
     valid = require_valid(intent)
     result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes, known_head)
     record = result["record"]
@@ -301,7 +302,7 @@ def checkpoint_on(
         "replayed": result["replayed"],
         "durability": durability,
         "note_path": note_path,
-        "handoff": handoff_lines(ctx, record["slug"], note_path),
+        "handoff": handoff_lines(ctx, record["slug"], note_path) if handoff else None,
         "warnings": [w.as_json() for w in warnings],
     }, record
 

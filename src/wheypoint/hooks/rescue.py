@@ -274,7 +274,8 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         intent["meat"], pending = pending[:count], pending[count:]
         # The note shows the head: rendered once per work, for the last revision written to it.
         last = not pending or held >= PART_TEXT
-        reply, known = checkpoint_on(ctx, intent, NoteOptions() if last else NoteOptions(no_note=True), pinned, known)
+        options = NoteOptions() if last else NoteOptions(no_note=True)
+        reply, known = checkpoint_on(ctx, intent, options, pinned, known, handoff=False)  # (the hook prints none)
         base = reply["revision_id"]
         work = {"work_id": reply["work_id"], "slug": reply["slug"]}
     if reply is None:  # nothing new: the work (if any) is still the one to resume
