@@ -67,6 +67,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
 DRIVERS = {
     "sqlite3": ("wheypoint.store.sqlite.", "wheypoint.transcripts.opencode"),
+    "_sqlite3": ("wheypoint.store.sqlite.driver",),  # the C module sqlite3 wraps: the store's one import of it
     "psycopg": ("wheypoint.store.postgres.",),
 }
 # What the model may not import: it is pure (no files, processes, clock, randomness or network).

@@ -33,7 +33,8 @@ _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace",
             "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig",
             "wheypoint.model.regular"}  # fmt: skip  # notes are read through the regular-file guard
 _STORE = {"wheypoint.store", "wheypoint.store.rows", "wheypoint.store.sqlite", "wheypoint.store.sqlite.backend",
-          "wheypoint.store.sqlite.schema", "wheypoint.store.sql", "wheypoint.store.sqlparts",
+          "wheypoint.store.sqlite.driver", "wheypoint.store.sqlite.schema", "wheypoint.store.sql",
+          "wheypoint.store.sqlparts",
           "wheypoint.model.integrity"}  # fmt: skip  # every record read for use is checked against its digest
 _RENDER = {"wheypoint.notes.render", "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.notes.escapes",
            "wheypoint.model.characters"}  # fmt: skip
@@ -171,6 +172,15 @@ def test_a_command_loads_only_what_it_needs(world: dict[str, str], name: str) ->
     baseline = _baseline(Path(world["repo"]))
     heavy = {m for m in modules - baseline if m.split(".")[0] in HEAVY or m in HEAVY} - extra_std
     assert not heavy, f"{name} loads heavy standard modules: {sorted(heavy)}"
+
+
+@pytest.mark.parametrize("name", ["show", "list", "resolve", "validate", "checkpoint"])
+def test_the_store_opens_without_sqlite3_s_python_layer_or_datetime(world: dict[str, str], name: str) -> None:
+    # `sqlite3` imports `datetime` for adapters the store never uses (store/sqlite/driver.py): 2 ms of each start.
+    args = [arg.format(**world) for arg in PINS[name][0]]
+    code, modules, stdout = _modules(args, Path(world["repo"]), Path(world["home"]))
+    assert code == 0 and "_sqlite3" in modules, stdout
+    assert not {"sqlite3", "sqlite3.dbapi2", "datetime"} & modules
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])

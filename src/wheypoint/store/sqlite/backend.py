@@ -52,11 +52,11 @@ anything else the driver raises `storage-error`, naming the store's file.
 from __future__ import annotations
 
 import os
-import sqlite3
 from _thread import get_ident  # threading's own source of thread ids, without threading's import
 
 from wheypoint.model.errors import Refusal
 from wheypoint.store.sql import SqlStore
+from wheypoint.store.sqlite.driver import sqlite3
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
 TYPE_CHECKING = False

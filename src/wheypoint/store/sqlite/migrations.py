@@ -7,9 +7,8 @@ inside one write transaction.
 
 from __future__ import annotations
 
-import sqlite3
-
 from wheypoint.store.migrating import registrar
+from wheypoint.store.sqlite.driver import sqlite3
 from wheypoint.store.sqlite.schema import SCHEMA_VERSION, Features, features, version
 
 TYPE_CHECKING = False
