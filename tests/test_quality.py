@@ -54,15 +54,18 @@ def test_no_module_is_much_over_500_lines(path: Path) -> None:
 LAYERS: dict[str, tuple[str, ...]] = {
     "boot": (),  # the start-up image: the package's own import machinery, loaded by wheypoint/__init__ before any layer
     "patterns": ("boot",),  # regular expressions compiled once and kept beside the image: re.compile, only cheaper
-    "model": ("patterns",),
-    "store": ("model",),
-    "notes": ("model", "patterns"),
-    "transcripts": ("model", "patterns"),
-    "app": ("model", "store", "notes", "transcripts"),
-    "hooks": ("model", "store", "notes", "transcripts", "app"),
-    "mcp": ("model",),  # the command table and a runner are handed to it by cli: it knows no command itself
-    "web": ("model", "app"),  # `serve`: a front door for a person, thin like cli (no store, no SQL)
-    "cli": ("boot", "model", "app", "hooks", "mcp", "web"),  # boot: the image is written once an answer is out
+    "jsontext": (),  # json.loads and json.dumps from json's own C accelerator, without the package's import
+    "model": ("patterns", "jsontext"),
+    "store": ("model", "jsontext"),
+    "notes": ("model", "patterns", "jsontext"),
+    "transcripts": ("model", "patterns", "jsontext"),
+    "app": ("model", "store", "notes", "transcripts", "jsontext"),
+    "hooks": ("model", "store", "notes", "transcripts", "app", "jsontext"),
+    # mcp: the command table and a runner are handed to it by cli: it knows no command itself
+    "mcp": ("model", "jsontext"),
+    "web": ("model", "app", "jsontext"),  # `serve`: a front door for a person, thin like cli (no store, no SQL)
+    # cli: boot, since the image is written once an answer is out
+    "cli": ("boot", "model", "app", "hooks", "mcp", "web", "jsontext"),
 }
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
 DRIVERS = {

@@ -28,7 +28,8 @@ HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib"
          "threading", "locale", "copy"}  # fmt: skip
 
 _CLI = {"wheypoint", "wheypoint.boot", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands",
-        "wheypoint.model", "wheypoint.model.errors", "wheypoint.model.records", "wheypoint.model.replies"}  # fmt: skip
+        "wheypoint.jsontext", "wheypoint.model", "wheypoint.model.errors", "wheypoint.model.records",
+        "wheypoint.model.replies"}  # fmt: skip
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
             "wheypoint.notes", "wheypoint.notes.files", "wheypoint.app.gitconfig",
             "wheypoint.model.regular"}  # fmt: skip  # notes are read through the regular-file guard
@@ -116,12 +117,14 @@ PINS: dict[str, tuple[list[str], set[str], set[str]]] = {
 }
 
 _PROBE = """
-import json, sys
+import sys
 sys.path.insert(0, sys.argv[1])
 from wheypoint.cli.main import main
 code = main(sys.argv[2:])
 sys.stdout.flush()
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+modules = sorted(sys.modules)  # before the probe's own json
+import json
+print(json.dumps({"code": code, "modules": modules}), file=sys.stderr)
 """
 
 
@@ -174,13 +177,15 @@ def test_a_command_loads_only_what_it_needs(world: dict[str, str], name: str) ->
     assert not heavy, f"{name} loads heavy standard modules: {sorted(heavy)}"
 
 
-@pytest.mark.parametrize("name", ["show", "list", "resolve", "validate", "checkpoint"])
-def test_the_store_opens_without_sqlite3_s_python_layer_or_datetime(world: dict[str, str], name: str) -> None:
-    # `sqlite3` imports `datetime` for adapters the store never uses (store/sqlite/driver.py): 2 ms of each start.
+@pytest.mark.parametrize("name", ["show", "list", "resolve", "validate", "checkpoint", "turns"])
+def test_a_command_loads_neither_the_json_package_nor_sqlite3_s_python_layer(world: dict[str, str], name: str) -> None:
+    # `json` compiles six patterns as it loads (jsontext.py), and `sqlite3` imports `datetime` for adapters the
+    # store never uses (store/sqlite/driver.py): 1-2 ms of each start apiece. Their C modules do the work.
     args = [arg.format(**world) for arg in PINS[name][0]]
     code, modules, stdout = _modules(args, Path(world["repo"]), Path(world["home"]))
-    assert code == 0 and "_sqlite3" in modules, stdout
-    assert not {"sqlite3", "sqlite3.dbapi2", "datetime"} & modules
+    assert code == 0 and "_json" in modules and ("_sqlite3" in modules or name == "turns"), stdout
+    unwanted = {"json", "sqlite3", "sqlite3.dbapi2"} | ({"datetime"} if name != "turns" else set())  # (a transcript
+    assert not unwanted & modules, sorted(unwanted & modules)  # reader parses its times with datetime)
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])

@@ -10,9 +10,9 @@ checkout written in that time. Two live sessions leave it empty rather than gues
 
 from __future__ import annotations
 
-import json
 import os
 
+from wheypoint import jsontext
 from wheypoint.app.workspace import store_path
 
 TYPE_CHECKING = False
@@ -38,7 +38,7 @@ def load_state(environ: Mapping[str, str], project: str) -> dict[str, Any]:
         from wheypoint.model.regular import open_regular
 
         with open_regular(state_path(environ, project)) as handle:  # never waits on a FIFO in its place
-            state = json.loads(handle.read().decode("utf-8"))
+            state = jsontext.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return state if isinstance(state, dict) else {}

@@ -7,10 +7,10 @@ the store. This is the only place that turns a refusal into an exit code and a p
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from wheypoint import jsontext
 from wheypoint.cli.commands import (
     BY_NAME,
     COMMANDS,
@@ -465,7 +465,7 @@ def _run(argv: list[str]) -> int:
     if argv[0] == "--version":
         from wheypoint import version_facts
 
-        print(json.dumps({"ok": True, "command": "version", **version_facts()}))
+        print(jsontext.dumps({"ok": True, "command": "version", **version_facts()}))
         return 0
     command = BY_NAME.get(argv[0])
     if command is None:

@@ -28,10 +28,10 @@ is a SIGALRM timer, so the ordinary path costs no thread; where there is none (W
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from wheypoint import jsontext
 from wheypoint.app.context import Context, TranscriptChoice
 from wheypoint.hooks import state as memory
 from wheypoint.hooks import unchanged
@@ -243,7 +243,7 @@ def _payload(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_PAYLOAD:
         raise Refusal("invalid-hook-payload", f"the hook's payload is over {MAX_PAYLOAD} bytes")
     try:
-        payload = json.loads(data.decode("utf-8")) if data.strip() else {}
+        payload = jsontext.loads(data.decode("utf-8")) if data.strip() else {}
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise Refusal("invalid-hook-payload", f"the hook's payload is not JSON: {exc}") from None
     if not isinstance(payload, dict):
@@ -523,7 +523,7 @@ def _render(ctx: Context, work_id: str, head: str, room: int, budget: int) -> st
     if left_out:  # said on the first line, which every harness shows first: the reader knows it is not all
         head += f" [partial: {left_out} item(s) left out for size; `wheypoint handoff render {packet['slug']}`]"
     tail = f"\nContinue its chain: wheypoint checkpoint {packet['slug']} --base {packet['revision_id']} ...\n"
-    return head + "\n" + json.dumps(packet, ensure_ascii=False) + tail
+    return head + "\n" + jsontext.dumps(packet, ensure_ascii=False) + tail
 
 
 _HANDLERS = {"PreCompact": _pre_compact, "SessionStart": _session_start, "Stop": _stop,

@@ -8,9 +8,9 @@ the last writer wins) costs at most one packet delivered twice or not at all, ne
 
 from __future__ import annotations
 
-import json
 import os
 
+from wheypoint import jsontext
 from wheypoint.app.sessions import hooks_folder, load_state, state_path
 from wheypoint.notes.files import write_atomic
 from wheypoint.store.folders import make_private_folders
@@ -91,7 +91,8 @@ def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> 
     pending = kept.get("pending")
     if isinstance(pending, dict) and isinstance(pending.get("delivered_to"), list):
         kept["pending"] = {**pending, "delivered_to": [payload_text(s) for s in pending["delivered_to"]]}
-    write_atomic(path, json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n", mode=0o600)
+    # one line, keys sorted (json.dumps's indented form would import the json package into every hook)
+    write_atomic(path, jsontext.dumps(kept, ensure_ascii=False, sort_keys=True) + "\n", mode=0o600)
 
 
 def session_state(state: dict[str, Any], session: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ That is exactly RFC 8785 restricted to integer numbers. A digest is written `sha
 
 from __future__ import annotations
 
-from json.encoder import encode_basestring, encode_basestring_ascii
+from wheypoint.jsontext import encode_basestring, encode_basestring_ascii
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 
+from wheypoint import jsontext
 from wheypoint.model.credential_near import check as near_check
 from wheypoint.model.credential_values import (
     CHAIN_SRC,
@@ -70,7 +70,7 @@ def _b64url_json(part: str) -> object:
 
     padded = part + "=" * (-len(part) % 4)
     try:
-        return json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        return jsontext.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
     except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
         return None
 

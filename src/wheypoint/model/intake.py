@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from wheypoint import jsontext
 from wheypoint.model.canonical import MAX_SAFE_INTEGER, lone_surrogate, safe_integer
 from wheypoint.model.contract import CHECKPOINT_INTENT
 from wheypoint.model.errors import Problem, Refusal
@@ -35,7 +34,7 @@ def strict_loads(text: str) -> Any:
     """JSON as RFC 8259 reads it: a key given twice (`duplicate-key`) and `NaN`, `Infinity`, `-Infinity`
     (`invalid-json`) are refused where Python's reader would keep one value or a float that is not JSON.
     Malformed text raises ValueError, and nesting past the interpreter's limit RecursionError, as json.loads does."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    return jsontext.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
 
 
 def _canonical_int(what: str) -> Callable[[str], int]:
@@ -62,9 +61,9 @@ def parse_json_document(data: bytes, what: str = "intent") -> Any:
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants,
+        document = jsontext.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants,
                               parse_int=_canonical_int(what))  # fmt: skip
-    except json.JSONDecodeError as exc:
+    except jsontext.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise Refusal("invalid-json", f"the {what} is not JSON: {exc.msg} at {where}") from None
     except RecursionError:

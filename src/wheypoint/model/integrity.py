@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from wheypoint import jsontext
 from wheypoint.model.canonical import CanonicalError, digest, sha256_hex
 
 TYPE_CHECKING = False
@@ -19,7 +18,7 @@ def intact(work_id: str, revision_id: str, column_digest: Any, text: Any) -> dic
     sound (a bad disk, a stray write, a hand edit); only its digest tells.
     """
     try:
-        record = json.loads(text)
+        record = jsontext.loads(text)
     except (TypeError, ValueError, RecursionError):
         return None
     if not (
@@ -45,7 +44,7 @@ def _text_carries(text: str, expected: Any) -> bool:
     """
     if not isinstance(expected, str) or not expected.startswith("sha256:"):
         return False
-    member = f'"record_digest":{json.dumps(expected)}'
+    member = f'"record_digest":{jsontext.dumps(expected)}'
     if text.count(member) != 1:
         return False
     at = text.find(member)

@@ -15,7 +15,7 @@ no work, a key the contract does not define), so two things are done to it, in t
 
 from __future__ import annotations
 
-import json
+from wheypoint import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,8 +35,13 @@ def _encodes(text: str, encoding: str) -> bool:
 
 def document_text(document: Any, indent: int | None = None, encoding: str | None = "utf-8") -> str:
     """The JSON text of a reply: as it is when the output's `encoding` carries it, else every non-ASCII escaped."""
-    text = json.dumps(document, ensure_ascii=False, indent=indent)
-    return text if _encodes(text, encoding or "utf-8") else json.dumps(document, ensure_ascii=True, indent=indent)
+    if indent is not None:  # laid out for a person: json's own pure-Python writer
+        import json
+
+        text = json.dumps(document, ensure_ascii=False, indent=indent)
+        return text if _encodes(text, encoding or "utf-8") else json.dumps(document, ensure_ascii=True, indent=indent)
+    text = jsontext.dumps(document, ensure_ascii=False)
+    return text if _encodes(text, encoding or "utf-8") else jsontext.dumps(document, ensure_ascii=True)
 
 
 def _surrogates_visible(text: str) -> str:

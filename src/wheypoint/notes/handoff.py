@@ -13,8 +13,7 @@ counting two, as Claude Code counts them) of `json.dumps(packet, ensure_ascii=Fa
 
 from __future__ import annotations
 
-import json
-
+from wheypoint import jsontext
 from wheypoint.model.contract import NEXT_MOVES, READ_ONLY_MOVES
 from wheypoint.model.derived import GATING_KINDS, notes_stale
 from wheypoint.model.errors import GATING, Refusal
@@ -145,7 +144,7 @@ def packet_size(packet: Any) -> int:
     """The length of the packet as the CLI prints it (`json.dumps(packet, ensure_ascii=False)`) in UTF-16 code units,
     as JavaScript counts a string: Claude Code hands a hook's context to the model whole only up to 10,000 of them,
     and a character beyond the BMP (an emoji) is two. Equal to the character count for any other text."""
-    return len(json.dumps(packet, ensure_ascii=False).encode("utf-16-le")) // 2
+    return len(jsontext.dumps(packet, ensure_ascii=False).encode("utf-16-le")) // 2
 
 
 def render_packet(

@@ -16,8 +16,7 @@ head in between: of N writers racing from one base exactly one passes step 2.
 
 from __future__ import annotations
 
-import json
-
+from wheypoint import jsontext
 from wheypoint.model.errors import Refusal
 from wheypoint.store.rows import Committed, ListedWork, Revision, WorkRef
 from wheypoint.store.sqlparts import (
@@ -44,7 +43,7 @@ IN_BATCH = 500  # ids bound in one IN list (SQLite builds before 3.32 take at mo
 
 def dumps(value: Any) -> str:
     """A record or receipt as stored: compact JSON with sorted keys."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return jsontext.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def intact_record(work_id: str, revision_id: str, column_digest: Any, text: Any) -> dict[str, Any]:
@@ -269,12 +268,12 @@ class SqlStore:
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         rows = self._lookup("SELECT revision_json FROM revisions WHERE work_id = ? ORDER BY number", (work_id,))
-        return [json.loads(row[0]) for row in rows]
+        return [jsontext.loads(row[0]) for row in rows]
 
     def history(self, work_id: str) -> list[Revision]:
         rows = self._lookup("SELECT revision_json, record_json, revision_id, record_digest, author FROM revisions "
                             "WHERE work_id = ? ORDER BY number", (work_id,))  # fmt: skip
-        return [Revision(json.loads(receipt), intact_record(work_id, str(revision_id), digest, text), author)
+        return [Revision(jsontext.loads(receipt), intact_record(work_id, str(revision_id), digest, text), author)
                 for receipt, text, revision_id, digest, author in rows]  # fmt: skip
 
     def heads_and_backlinks(self, work_ids: Sequence[str]) -> dict[str, tuple[WorkRef, dict[str, Any], list[Backlink]]]:
@@ -351,7 +350,7 @@ class SqlStore:
         )
         if replay:
             record = intact_record(work_id, candidate, None, replay[0][0])
-            return Committed(record, json.loads(replay[0][1]), replayed=True, warnings=[])
+            return Committed(record, jsontext.loads(replay[0][1]), replayed=True, warnings=[])
         from wheypoint.model.bases import base_refusal  # only writes need the rule
 
         head = self._head_for(write)

@@ -41,9 +41,9 @@ Inline `isSidechain` lines (1.0.x) get `agent` = the uuid of the first line of t
 
 from __future__ import annotations
 
-import json
 import os
 
+from wheypoint import jsontext
 from wheypoint.transcripts.claude_kinds import classify, not_for_the_user, not_for_the_user_or_marked, progress_line
 from wheypoint.transcripts.lines import read_jsonl
 from wheypoint.transcripts.model import (
@@ -82,13 +82,13 @@ _NO_TURN_ATTACHMENTS = frozenset({
 _PENDING_LIMIT = 256  # queued prompts held while their fate is unknown; beyond this the oldest is yielded
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_COMPACT = jsontext.encoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool_call_text(block: dict[str, Any]) -> str:
     name = block.get("name")
     try:
-        payload = _COMPACT.encode(block.get("input"))
+        payload = _COMPACT(block.get("input"))
     except (ValueError, RecursionError):  # a pathologically deep input
         payload = "null"
     return f"{name if isinstance(name, str) else ''} {payload}"

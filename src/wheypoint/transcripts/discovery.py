@@ -11,10 +11,10 @@ imported: each reader costs its own start-up, and a command reads one transcript
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from wheypoint import jsontext
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.model.records import Record
 from wheypoint.model.regular import is_regular, kind_of, open_regular
@@ -98,7 +98,7 @@ def _claude_may_follow(handle: BinaryIO, budget: int) -> bool:
         budget -= len(line)
         if any(key in line for key in _CLAUDE_KEY_BYTES):
             try:
-                record = json.loads(line)
+                record = jsontext.loads(line)
             except (ValueError, RecursionError):
                 continue
             if record.__class__ is dict and _claude_like(record):

@@ -12,9 +12,9 @@ readers that decode a few records at a time (heads, tails, single files).
 
 from __future__ import annotations
 
-import json
 import os
 
+from wheypoint import jsontext
 from wheypoint.model.regular import open_regular
 from wheypoint.transcripts.model import ReadPoint
 
@@ -30,10 +30,9 @@ if TYPE_CHECKING:
 MAX_LINE_BYTES = 10 * 1024 * 1024
 DUPLICATE = "duplicate"  # what a skip test returns for a line that repeats another record
 _SKIP_CHUNK = 1 << 20
-_DECODER = json.JSONDecoder()
-_DECODE = _DECODER.decode  # on text: json.loads(bytes) would sniff the encoding of every line
+_DECODE = jsontext.decoder()  # on text: json.loads(bytes) would sniff the encoding of every line
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark, which some editors write first
-_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_ENCODE = jsontext.encoder(ensure_ascii=False, check_circular=False)
 
 
 # Before a transcript's first record, this many blank or damaged lines (a cut or garbled first write) are passed
@@ -111,7 +110,9 @@ def loads(data: str | bytes) -> Any:
 def _records(text: str, stats: ReadStats) -> list[Any]:
     """The JSON values written one after the other on one line (a lost newline); what follows the last whole
     one, when it is not JSON, is counted malformed (the second record was itself cut short)."""
-    decode = _DECODER.raw_decode
+    from json import JSONDecoder  # (here: a lost newline is rare)
+
+    decode = JSONDecoder().raw_decode
     found: list[Any] = []
     at, end = 0, len(text)
     while True:
@@ -257,7 +258,7 @@ def read_jsonl(
                 line = b""  # hold a long line once at a time: bytes, then text, then value
                 try:
                     values = [_DECODE(text)]
-                except json.JSONDecodeError as error:
+                except jsontext.JSONDecodeError as error:
                     if not error.msg.startswith("Extra data"):
                         raise
                     values = _records(text, stats)  # the newline between two records was lost
