@@ -59,7 +59,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "store": ("model", "jsontext"),
     "notes": ("model", "patterns", "jsontext"),
     "transcripts": ("model", "patterns", "jsontext"),
-    "app": ("model", "store", "notes", "transcripts", "jsontext"),
+    "app": ("model", "store", "notes", "transcripts", "patterns", "jsontext"),
     "hooks": ("model", "store", "notes", "transcripts", "app", "jsontext"),
     # mcp: the command table and a runner are handed to it by cli: it knows no command itself
     "mcp": ("model", "jsontext"),

@@ -19,7 +19,14 @@ if TYPE_CHECKING:
 
     from wheypoint.notes.snapshot import MeatItem
 
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_TIMESTAMP = r"^\d{4}-\d{2}-\d{2}"
+
+
+def _dated(since: str) -> bool:
+    """Whether `since` starts with a date (compiled, through patterns.compiled, only when a `since` is given)."""
+    from wheypoint.patterns import compiled
+
+    return compiled(_TIMESTAMP).match(since) is not None
 
 
 def _header(located: discovery.Located, stats: ReadStats) -> dict[str, Any]:
@@ -33,7 +40,7 @@ def _header(located: discovery.Located, stats: ReadStats) -> dict[str, Any]:
 
 def _after(turns: Iterator[Turn], since: str) -> Iterator[Turn]:
     """Turns after a turn id, or after a timestamp (ISO 8601, compared as text in the same form)."""
-    if _TIMESTAMP.match(since):
+    if _dated(since):
         yield from (t for t in turns if t.timestamp is not None and t.timestamp > since)
         return
     seen = False
@@ -62,7 +69,7 @@ def turns(
     located = choice.locate(ctx)
     stats = ReadStats()
     # A timestamp --since needs nothing else; a turn id may be any kind, so then every kind is read.
-    hint = frozenset(wanted) if not since or _TIMESTAMP.match(since) else None
+    hint = frozenset(wanted) if not since or _dated(since) else None
     stream: Iterator[Turn] = discovery.turns_of(located, stats, hint)
     if since:
         stream = _after(stream, since)
