@@ -184,8 +184,8 @@ def test_a_command_loads_neither_the_json_package_nor_sqlite3_s_python_layer(wor
     args = [arg.format(**world) for arg in PINS[name][0]]
     code, modules, stdout = _modules(args, Path(world["repo"]), Path(world["home"]))
     assert code == 0 and "_json" in modules and ("_sqlite3" in modules or name == "turns"), stdout
-    unwanted = {"json", "sqlite3", "sqlite3.dbapi2"} | ({"datetime"} if name != "turns" else set())  # (a transcript
-    assert not unwanted & modules, sorted(unwanted & modules)  # reader parses its times with datetime)
+    unwanted = {"json", "sqlite3", "sqlite3.dbapi2", "datetime"}
+    assert not unwanted & modules, sorted(unwanted & modules)
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])
@@ -211,6 +211,7 @@ def test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_stor
 
     first, loaded = fire()
     assert "kept 5 turn(s) verbatim" in first and "wheypoint.transcripts.discovery" in loaded, first
+    assert not {"json", "sqlite3", "datetime"} & loaded, sorted({"json", "sqlite3", "datetime"} & loaded)
     again, loaded = fire(event)
     assert json.loads(again) == {}, again
     unwanted = {"wheypoint.transcripts.discovery", "wheypoint.transcripts.claude", "wheypoint.app.checkpoint",

@@ -13,13 +13,12 @@ Subagents: `agent-<id>.jsonl` files beside the session (~2.0, matched by their `
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 
 from wheypoint.model.regular import open_regular
 from wheypoint.transcripts.claude_kinds import classify
 from wheypoint.transcripts.claude_turns import TurnReader
 from wheypoint.transcripts.homes import claude_roots
-from wheypoint.transcripts.lines import BOM, HEAD_DAMAGE, loads
+from wheypoint.transcripts.lines import BOM, HEAD_DAMAGE, loads, mtime_stamp
 from wheypoint.transcripts.model import MARKED, PROMPT, USER_KINDS, ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -104,8 +103,7 @@ def _last_activity(path: str) -> str | None:
         if record is not None and record.get("timestamp").__class__ is str:
             stamp: str = record["timestamp"]
             return stamp
-    mtime = os.stat(path).st_mtime
-    return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return mtime_stamp(os.stat(path).st_mtime)
 
 
 def _stem(path: str) -> str:

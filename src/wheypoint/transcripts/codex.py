@@ -11,14 +11,13 @@ the records yield is `codex_turns`.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 from itertools import islice
 
 from wheypoint.model.regular import open_regular
 from wheypoint.transcripts import model
 from wheypoint.transcripts.codex_turns import message_texts, read
 from wheypoint.transcripts.homes import codex_home
-from wheypoint.transcripts.lines import head_record, loads, read_jsonl
+from wheypoint.transcripts.lines import head_record, loads, mtime_stamp, read_jsonl
 from wheypoint.transcripts.model import ReadStats, SessionInfo
 
 TYPE_CHECKING = False
@@ -125,7 +124,7 @@ def _last_stamp(path: str) -> str | None:
             continue
         if isinstance(record, dict) and isinstance(record.get("timestamp"), str):
             return str(record["timestamp"])
-    return datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return mtime_stamp(mtime)
 
 
 def describe(path: str | os.PathLike[str]) -> SessionInfo | None:

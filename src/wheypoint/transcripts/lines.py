@@ -40,6 +40,16 @@ _ENCODE = jsontext.encoder(ensure_ascii=False, check_circular=False)
 HEAD_DAMAGE = 4
 
 
+def mtime_stamp(mtime: float) -> str:
+    """A file's modification time as a transcript writes its times: ISO 8601 in UTC, to the millisecond, `Z`.
+
+    What a reader answers for a session's last activity when no record of its tail carries a time; `datetime`
+    (a C module and a 100 KB Python one) is imported here, when that happens, not by every reader's import."""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def head_record(handle: BinaryIO, limit: int) -> tuple[dict[str, Any] | None, int]:
     """The first record of a JSONL head (a line holding a whole JSON object), decoded, and the offset it starts at.
 

@@ -199,7 +199,7 @@ def m008_gate_ages(conn: sqlite3.Connection) -> None:
     A fact of the head record (each entry's `added_in`), like the rest of the entries index. Filled here for the
     gating entries of every head, which is what the inbox reads; every later write fills it for all entries.
     """
-    import json
+    from wheypoint import jsontext
 
     conn.execute("ALTER TABLE entries ADD COLUMN added_in INTEGER")
     heads = conn.execute(
@@ -208,7 +208,7 @@ def m008_gate_ages(conn: sqlite3.Connection) -> None:
     ).fetchall()
     for work_id, text in heads:
         try:
-            entries = json.loads(text).get("entries", [])
+            entries = jsontext.loads(text).get("entries", [])
         except (ValueError, AttributeError):
             continue  # a damaged record: doctor lists it, and the inbox falls back to the head's time
         for entry in entries:
