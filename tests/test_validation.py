@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from wheypoint.model.contract import CONTRACTS
@@ -17,7 +17,7 @@ from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import intent_problems, parse_json_document
 from wheypoint.model.kernel import Provenance, apply
 from wheypoint.model.rules import opens_markdown_block
-from wheypoint.model.shapes import SLUG_PATTERN, is_slug
+from wheypoint.model.shapes import SLUG_PATTERN, WORK_ID_PATTERN, is_slug, is_work_id
 
 GOOD: dict[str, Any] = {
     "slug": "retry-backoff",
@@ -214,3 +214,14 @@ def test_markdown_block_openers_are_told_by_string_tests_as_the_pattern_says(tex
 @given(st.text(alphabet="ab9z-.A_", max_size=52))
 def test_slugs_are_told_by_string_tests_as_the_pattern_says(text: str) -> None:
     assert is_slug(text) == bool(re.fullmatch(SLUG_PATTERN.strip("^$"), text))
+
+
+@given(st.lists(st.sampled_from(["a", "z", "0", "9", "f", "g", "-", ".", "\n", "x", "1a2b3c4d", "retry", "A",
+                                 "\u0663", " "]), max_size=12).map("".join))
+@example("retry-backoff.1a2b3c4d\n")
+@example("r.1a2b3c4d\n\n")
+@example("-r.1a2b3c4d")
+@example(("a" * 48) + ".1a2b3c4d")
+@example(("a" * 49) + ".1a2b3c4d")
+def test_work_ids_are_told_by_string_tests_as_the_pattern_says(text: str) -> None:
+    assert is_work_id(text) == (re.match(WORK_ID_PATTERN, text) is not None)

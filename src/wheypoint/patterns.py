@@ -24,16 +24,16 @@
 
 from __future__ import annotations
 
-import _sre  # type: ignore[import-not-found,unused-ignore]  # built in: loaded by `re` already
+import _sre  # type: ignore[import-not-found,unused-ignore]  # built in, like `marshal`
 import marshal
 import os
-import re
 import sys
 
 from wheypoint import boot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any, AnyStr
 
 _MAGIC = b"WPR1"  # this file's own layout, version 1
@@ -79,6 +79,8 @@ def _load(source: AnyStr, flags: int) -> re.Pattern[AnyStr]:
         program = _program(source, flags)
         made: re.Pattern[AnyStr] = _sre.compile(source, *program)
     except Exception:  # the private interface moved (another Python): the standard way, with the same answer
+        import re
+
         return re.compile(source, flags)
     if _state["path"] is not None:
         _state["new"][key] = marshal.dumps(program)

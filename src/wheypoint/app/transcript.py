@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 
 from wheypoint.app.context import Context, TranscriptChoice
@@ -122,6 +121,8 @@ def snapshot(
     from wheypoint.notes.snapshot import MeatItem, check_designations, histogram, render_snapshot, status_of
 
     check_designations(meat)
+    import re
+
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", stream):
         raise bad_parameter("stream", f"takes letters, digits, '.', '_' and '-' only, not {stream!r}")
     from wheypoint.model.credentials import scan_text

@@ -12,7 +12,9 @@ Persian or Indic script need them, and inside ASCII text (a token, a path) they 
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 # Line terminators other than \n that `str.splitlines` breaks lines on (CommonMark also breaks on \r).
 LINE_TERMINATORS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -34,6 +36,8 @@ def hidden_pattern(extra: str = "") -> re.Pattern[str]:
     """The class as a compiled pattern, `extra` characters added; each is compiled once, on first use."""
     pattern = _compiled.get(extra)
     if pattern is None:
+        import re  # (here: plain ASCII text, what most commands print, needs no pattern and no `re`)
+
         pattern = _compiled[extra] = re.compile(f"[{HIDDEN_CLASS}{re.escape(extra)}]")
     return pattern
 

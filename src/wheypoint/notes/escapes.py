@@ -19,13 +19,12 @@ partner on its line); `shield_angles` does it reversibly for preamble values, wh
 
 from __future__ import annotations
 
-import re
-
 from wheypoint.model.characters import hidden_pattern, kept_joiner, plain
 from wheypoint.model.shapes import CONFIDENCE_TAGS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
 
 MARK = "\u27ea"  # ⟪, the opening of an escape; written escaped itself wherever it occurs in text
@@ -62,6 +61,8 @@ def unescape(text: str) -> str:
     if MARK not in text:
         return text
     if _escape_pattern is None:
+        import re  # (here, as every pattern of this module: a note with no escape and no `<` needs none)
+
         _escape_pattern = re.compile(f"{MARK}U\\+([0-9A-F]{{4,6}}){_CLOSE}")
     return _escape_pattern.sub(lambda m: chr(int(m[1], 16)) if int(m[1], 16) <= 0x10FFFF else m[0], text)
 
@@ -102,6 +103,8 @@ def _verbatim_opener(line: str) -> tuple[str, str] | None:
 def _angles() -> tuple[re.Pattern[str], re.Pattern[str]]:
     global _angle_patterns
     if _angle_patterns is None:  # compiled on first use: most notes hold no `<`
+        import re
+
         _angle_patterns = (re.compile(r"(\\*)<(?=[A-Za-z/!?])"), re.compile(r"\\(\\*)\1<(?=[A-Za-z/!?])"))
     return _angle_patterns
 

@@ -16,8 +16,6 @@ so a malformed tag is seen rather than silently lost.
 
 from __future__ import annotations
 
-import re
-
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import MEAT_TYPES
 from wheypoint.transcripts.model import ASSISTANT
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
 
 TRAILER_TYPES = MEAT_TYPES  # a trailer names one of seed 3's meat types, the same ones `--type` takes
 DEFAULT_WEIGHT = 2
-# Patterns, compiled on first use by `re` (its cache): compiling them costs every start of `turns` half a ms.
+# Patterns, compiled on first use (patterns.compiled: kept for later commands), only for a text naming `ckpt`.
 _OPEN = r"(?i)<!--\s*ckpt\b"
 _HEAD = r"(?s)\s*(?P<type>[A-Za-z_-]+)?(?:\s+(?:w|weight)\s*=\s*(?P<weight>\S+?))?\s*(?::|(?=\s))\s?"
 
@@ -50,9 +48,11 @@ class Trailer(Record):
 
 def parse_trailers(text: str, turn_id: str) -> list[Trailer]:
     """Every `<!-- ckpt` comment in a text, parsed or with the reason it does not parse."""
+    from wheypoint.patterns import compiled
+
     found: list[Trailer] = []
-    head_match = re.compile(_HEAD).match
-    for opening in re.finditer(_OPEN, text):
+    head_match = compiled(_HEAD).match
+    for opening in compiled(_OPEN).finditer(text):
         start, body_start = opening.start(), opening.end()
         end = text.find("-->", body_start)
         if end < 0:
