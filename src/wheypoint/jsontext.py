@@ -6,12 +6,13 @@
 # `json.JSONDecoder` and `json.JSONEncoder` give them, so each function answers exactly what its `json`
 # counterpart answers: the same values, the same text, the same `JSONDecodeError` (message and position) for
 # malformed text, the same `TypeError` for a value JSON has no form for. What only the pure-Python code does
-# (`indent`, a `default` hook, a `cls`, bytes to sniff) is not offered here: callers needing it use `json`.
+# (`indent`, a `default` hook, a `cls`) is not offered here: callers needing it use `json`; bytes in another
+# encoding than UTF-8 are handed to `json.loads`, which sniffs it.
 #
 # Invariants, enforced here and held to `json` by property tests on generated documents and damaged texts
 # (tests/test_jsontext.py):
 # - `decoder(...)(text)` is `json.JSONDecoder(...).decode(text)`; `loads(text, ...)` is `json.loads(text, ...)`
-#   for a `str`; `encoder(...)(value)` is `json.JSONEncoder(...).encode(value)`; `dumps(value, ...)` is
+#   whatever `text` is; `encoder(...)(value)` is `json.JSONEncoder(...).encode(value)`; `dumps(value, ...)` is
 #   `json.dumps(value, ...)`.
 # - The `json` package is imported only on an error's path (its `JSONDecodeError` is the error raised, as the
 #   C scanner itself does: up to Python 3.11 the scanner looks the class up among loaded modules only, and fails
