@@ -206,13 +206,14 @@ def test_a_budget_below_the_core_is_refused() -> None:
                                                                          "decisions", "notes"}  # fmt: skip
 
 
-def _measured_whole(record: dict[str, Any], budget: int) -> dict[str, Any]:
+def _measured_whole(record: dict[str, Any], budget: int, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
     """render_packet's choice as it was first written: each item tried by measuring the whole packet again."""
     from wheypoint.notes.handoff import _packet_items
 
-    packet = render_packet(record, budget)
+    packet = render_packet(record, budget, earlier=earlier)
     core = {key: packet[key] for key in packet if key not in (*PACKET_CATEGORIES, "omitted")}
-    items = _packet_items(record, {1: record.get("created_at"), record["revision_number"]: record.get("updated_at")})
+    times = {1: record.get("created_at"), record["revision_number"]: record.get("updated_at")}
+    items = _packet_items(record, times, earlier)
     kept: dict[str, list[Any]] = {name: [] for name in PACKET_CATEGORIES}
 
     def whole() -> dict[str, Any]:
@@ -231,6 +232,22 @@ def _measured_whole(record: dict[str, Any], budget: int) -> dict[str, Any]:
 
 line = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=60)
 quote = st.lists(line, min_size=1, max_size=4).map("\n".join)
+
+
+def test_an_earlier_part_s_turns_fill_the_room_left_newest_first_and_once() -> None:
+    record = build(notes="n")
+    turn = {"type": "thread", "weight": 1, "kind": "prompt", "timestamp": None, "added_in": 1}
+    record["meat"] = [{**turn, "turn": f"t{n}", "text": f"Newer turn {n}."} for n in range(3)]
+    earlier = {**record, "slug": "session-x", "meat": [{**turn, "turn": f"e{n}", "text": "Earlier turn " + "x" * n * 40}
+                                                     for n in range(6)] + [record["meat"][0]]}  # fmt: skip
+    whole = render_packet(record, 100_000, earlier=earlier)
+    assert [m["turn"] for m in whole["meat"]] == ["t2", "t1", "t0"]
+    assert [m["turn"] for m in whole["earlier"]] == ["e5", "e4", "e3", "e2", "e1", "e0"]  # t0 once, in `meat`
+    assert {m["work"] for m in whole["earlier"]} == {"session-x"} and not whole["omitted"]
+    assert render_packet(record, 100_000) == {key: value for key, value in whole.items() if key != "earlier"}
+    for budget in range(packet_size(render_packet(record, 100_000)) - 40, packet_size(whole) + 1, 37):
+        packet = render_packet(record, budget, earlier=earlier)
+        assert packet_size(packet) <= budget and packet == _measured_whole(record, budget, earlier)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -273,7 +290,7 @@ def test_packets_never_exceed_the_budget_nor_cut_a_quote(
     totals = {"directives": len(quotes), "decisions": len(decisions), "open": sum(not g for _, g in questions),
               "gates": sum(g for _, g in questions), "blockers": 0,
               "notes": len([p for p in record["notes"].split("\n\n") if p.strip()]),
-              "meat": len(record["meat"])}  # fmt: skip
+              "meat": len(record["meat"]), "earlier": 0}  # fmt: skip
     for name in PACKET_CATEGORIES:
         assert len(packet.get(name, [])) + packet["omitted"].get(name, 0) == totals[name]
 

@@ -300,6 +300,28 @@ def test_a_long_session_goes_on_in_linked_parts_and_keeps_every_turn_once(scene:
     assert texts == [*prompts, *later, "After the rewrite."]
 
 
+def test_a_part_just_begun_starts_its_session_with_the_turns_of_the_part_before(scene: Scene) -> None:
+    """After its part switched, a session's packet holds the new part's few turns, then the newest turns of the
+    part before it, verbatim, each naming the work it is in, within the harness's budget: the person's last words
+    before the switch are not lost from the context the session resumes with."""
+    prompts = [f"Prompt {n}: " + chr(ord("a") + n % 26) * 4_100 for n in range(25)]  # part 1 full at 25
+    scene.append(*(scene.record("user", text) for text in prompts))
+    scene.hook()
+    scene.append(scene.record("user", "Now the retry helper, please."))
+    assert f"{SLUG}-part-2 r1" in scene.hook()["systemMessage"]
+    assert [len(p["meat"]) for p in _parts(scene.home)] == [25, 1]
+    context = scene.hook("SessionStart")["hookSpecificOutput"]["additionalContext"]
+    head, line = context.splitlines()[:2]
+    packet = json.loads(line)
+    assert len(context) <= 10_000 and "partial" not in head  # the new part is whole; what of the earlier fits
+    assert packet["slug"] == f"{SLUG}-part-2"
+    assert [m["text"] for m in packet["meat"]] == ["Now the retry helper, please."]
+    earlier = packet["earlier"]
+    assert earlier and {m["work"] for m in earlier} == {SLUG}
+    assert [m["text"] for m in earlier] == prompts[::-1][: len(earlier)]  # newest first, byte for byte
+    assert packet["omitted"] == {"earlier": len(prompts) - len(earlier)}
+
+
 def test_part_slugs_name_each_part_once() -> None:
     from wheypoint.hooks.rescue import part_number, part_slug
 

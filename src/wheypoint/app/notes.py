@@ -11,6 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from wheypoint.store.base import Store
+
 
 def _store_record(ctx: Context, work_id: str | None) -> dict[str, Any] | None:
     if not work_id:
@@ -82,9 +84,29 @@ def handoff_packet(ctx: Context, ref: str, workspace_root: str | None,
     store = ctx.open_store(create=False)
     try:
         times = {r["revision_number"]: r["captured_at"] for r in store.revisions(record["work_id"])}
+        earlier = _earlier_part(store, record)
     finally:
         store.close()
-    return record, limit, render_packet(record, limit, times)
+    return record, limit, render_packet(record, limit, times, earlier)
+
+
+def _earlier_part(store: Store, record: dict[str, Any]) -> dict[str, Any] | None:
+    """The record of the work that kept the same session's turns before this one, which a `relates_to` link of
+    this record names (a long session's rescue links each part to the one before it), or None."""
+    from wheypoint.app.lookup import work_named
+
+    session = record.get("session")
+    for edge in record["edges"] if session else ():
+        if edge["kind"] != "relates_to":
+            continue
+        work = work_named(store, edge["ref"], record["project_key"])
+        try:
+            found = store.record(work.work_id) if work is not None and work.work_id != record["work_id"] else None
+        except Refusal:  # a damaged record gives no turns (doctor lists it)
+            continue
+        if found is not None and found.get("session") == session and found.get("meat"):
+            return found
+    return None
 
 
 def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:

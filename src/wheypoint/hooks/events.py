@@ -519,7 +519,8 @@ def _render(ctx: Context, work_id: str, head: str, room: int, budget: int) -> st
     if room <= 0:
         raise Refusal("budget-too-small", f"a packet needs more than {budget} characters")
     packet = handoff_packet(ctx, work_id, None, str(room))[2]
-    left_out = sum(packet.get("omitted", {}).values())
+    # (the earlier part's turns are this work's surplus, not its own: leaving some out leaves this work whole)
+    left_out = sum(count for name, count in packet.get("omitted", {}).items() if name != "earlier")
     if left_out:  # said on the first line, which every harness shows first: the reader knows it is not all
         head += f" [partial: {left_out} item(s) left out for size; `wheypoint handoff render {packet['slug']}`]"
     tail = f"\nContinue its chain: wheypoint checkpoint {packet['slug']} --base {packet['revision_id']} ...\n"

@@ -6,8 +6,9 @@ Actions: `malformed`, `surface-gate`, `surface-halt` (with `then`), `run`, `run-
 form, with its order), `run-tasks` (one run per parallel task), `wait` (hold) and `none` (done).
 
 `render_packet(record, budget)` keeps, in priority order, the status and next move, gates, directives
-(quotes verbatim), open entries, blockers, decisions and notes, dropping whole items that do not fit and
-counting them under `omitted`. Its size is `packet_size`: the length in UTF-16 code units (characters, an emoji
+(quotes verbatim), open entries, blockers, decisions and notes, the user's kept turns, and last the turns of the
+session's earlier part when one is given (`earlier`), dropping whole items that do not fit and counting them under
+`omitted`. Its size is `packet_size`: the length in UTF-16 code units (characters, an emoji
 counting two, as Claude Code counts them) of `json.dumps(packet, ensure_ascii=False)`, the form the CLI prints.
 """
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 MALFORMED_NEXT = "malformed handoff: next: required"
 DIRECTIONS = ("research", "decide", "build")
-PACKET_CATEGORIES = ("gates", "directives", "open", "blockers", "decisions", "notes", "meat")
+PACKET_CATEGORIES = ("gates", "directives", "open", "blockers", "decisions", "notes", "meat", "earlier")
 _TASK_FIELDS = ("intent", "repo", "worktree", "branch", "branch_from")
 
 
@@ -148,12 +149,15 @@ def packet_size(packet: Any) -> int:
 
 
 def render_packet(
-    record: Mapping[str, Any], budget: int, captured_at: Mapping[int, str] | None = None
-) -> dict[str, Any]:
+    record: Mapping[str, Any], budget: int, captured_at: Mapping[int, str] | None = None,
+    earlier: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """A resume packet of at most `budget` characters (see `packet_size`); refused when the core does not fit.
 
     `captured_at` maps revision numbers to capture times, so entry ages can carry a timestamp; without it
-    only entries added in the first or the latest revision get one.
+    only entries added in the first or the latest revision get one. `earlier` is the record of the work that holds
+    the same session's turns before this one's (a long session's earlier part): its turns, newest first and each
+    naming that work, fill what room this work's own items leave (`earlier`, after `meat`).
     """
     times = {1: record.get("created_at"), record["revision_number"]: record.get("updated_at"), **(captured_at or {})}
     core: dict[str, Any] = {
@@ -168,7 +172,7 @@ def render_packet(
     }
     if notes_stale(record):
         core["notes_stale"] = True
-    items = _packet_items(record, times)
+    items = _packet_items(record, times, earlier)
     kept: dict[str, list[Any]] = {name: [] for name in PACKET_CATEGORIES}
 
     def omitted() -> dict[str, int]:
@@ -213,9 +217,11 @@ def render_packet(
     return build()
 
 
-def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any]) -> dict[str, list[Any]]:
+def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any],
+                  earlier: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:  # fmt: skip
     number = record["revision_number"]
     active = [e for e in record["entries"] if e["state"] == "active"]
+    own = {m["turn"] for m in record.get("meat", [])}
     leanings = {fork["gate"]: fork for fork in record.get("decision_dossier", []) if fork.get("gate")}
 
     def entry(e: Mapping[str, Any], *extra: str) -> dict[str, Any]:
@@ -257,13 +263,15 @@ def _packet_items(record: Mapping[str, Any], times: Mapping[int, Any]) -> dict[s
         ],
         "notes": notes,
         # The user's own words kept verbatim, newest first: after a compaction the latest turns matter most.
-        "meat": [
-            {
-                "turn": m["turn"],
-                "type": m["type"],
-                "text": m["text"],
-                **({"at": m["timestamp"]} if m.get("timestamp") else {}),
-            }
-            for m in reversed(record.get("meat", []))
-        ],
+        "meat": [_turn(m) for m in reversed(record.get("meat", []))],
+        # ...then the same session's turns before them, from its earlier part, each naming the work it is in.
+        "earlier": [{**_turn(m), "work": earlier["slug"]} for m in reversed(earlier["meat"]) if m["turn"] not in own]
+        if earlier
+        else [],
     }
+
+
+def _turn(m: Mapping[str, Any]) -> dict[str, Any]:
+    """A kept turn as a packet carries it."""
+    return {"turn": m["turn"], "type": m["type"], "text": m["text"],
+            **({"at": m["timestamp"]} if m.get("timestamp") else {})}  # fmt: skip
