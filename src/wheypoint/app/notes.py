@@ -75,7 +75,7 @@ def handoff_packet(ctx: Context, ref: str, workspace_root: str | None,
                    budget: str | None) -> tuple[dict[str, Any], int, dict[str, Any]]:  # fmt: skip
     """(the record, the budget, its resume packet): `handoff render` without the preamble, which costs the whole
     note's render; what a hook hands the model."""
-    from wheypoint.notes.handoff import render_packet
+    from wheypoint.notes.handoff import packet_size, render_packet
 
     if budget is not None and not (budget.isascii() and budget.isdigit() and len(budget) <= 9 and int(budget) > 0):
         raise bad_parameter("budget", "takes a positive number of characters")
@@ -84,10 +84,12 @@ def handoff_packet(ctx: Context, ref: str, workspace_root: str | None,
     store = ctx.open_store(create=False)
     try:
         times = {r["revision_number"]: r["captured_at"] for r in store.revisions(record["work_id"])}
-        earlier = _earlier_part(store, record)
+        packet = render_packet(record, limit, times)
+        # Room left over, as a part just begun leaves: the part before it is read, for its newest turns.
+        earlier = None if packet["omitted"] or packet_size(packet) >= limit else _earlier_part(store, record)
     finally:
         store.close()
-    return record, limit, render_packet(record, limit, times, earlier)
+    return record, limit, packet if earlier is None else render_packet(record, limit, times, earlier)
 
 
 def _earlier_part(store: Store, record: dict[str, Any]) -> dict[str, Any] | None:
