@@ -117,12 +117,12 @@ def snapshot(
     ctx: Context, choice: TranscriptChoice, *, stream: str, summary: str, meat: list[dict[str, Any]], out: str | None
 ) -> dict[str, Any]:
     """Write CHECKPOINT-<stream>-llm.md and answer with seed 3's one-line report."""
+    import re
+
     from wheypoint.notes.files import write_atomic
     from wheypoint.notes.snapshot import MeatItem, check_designations, histogram, render_snapshot, status_of
 
     check_designations(meat)
-    import re
-
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", stream):
         raise bad_parameter("stream", f"takes letters, digits, '.', '_' and '-' only, not {stream!r}")
     from wheypoint.model.credentials import scan_text

@@ -253,13 +253,14 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     pinned = TranscriptChoice(transcript=located.path, session=located.session_id, harness=located.harness,
                               read=tuple(t for t in turns if t.id in chosen), found=located)  # fmt: skip
     reply: dict[str, Any] | None = None
-    work = head  # the work being written: its slug, id and revision, and what its record holds
-    known = head  # its head as read or last written here: each revision builds on it without reading it again
+    # The head of the work being written, as read or last written here: each revision builds on it without reading
+    # it again, and the session's next part links to it.
+    known = head
     slug, base, held = (head["slug"], head["revision_id"], _text_held(head)) if head else (own_slug, None, 0)
     pending = items
     while pending:
         if base is not None and held >= PART_TEXT:  # this work is full: the session goes on in its next part
-            intent = _next_part(ctx, project, own_slug, key, trigger, work)
+            intent = _next_part(ctx, project, own_slug, key, trigger, known)
             slug, base, held, known = intent["slug"], None, 0, None
         elif base is None:
             intent = {"slug": slug, "orientation": f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
@@ -277,7 +278,6 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         options = NoteOptions() if last else NoteOptions(no_note=True)
         reply, known = checkpoint_on(ctx, intent, options, pinned, known, handoff=False)  # (the hook prints none)
         base = reply["revision_id"]
-        work = {"work_id": reply["work_id"], "slug": reply["slug"]}
     if reply is None:  # nothing new: the work (if any) is still the one to resume
         return Rescued(head["work_id"] if head else None, slug if head else None, base,
                        head["revision_number"] if head else None, 0, tuple(skipped), key, read.mark,

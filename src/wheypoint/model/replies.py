@@ -35,13 +35,16 @@ def _encodes(text: str, encoding: str) -> bool:
 
 def document_text(document: Any, indent: int | None = None, encoding: str | None = "utf-8") -> str:
     """The JSON text of a reply: as it is when the output's `encoding` carries it, else every non-ASCII escaped."""
-    if indent is not None:  # laid out for a person: json's own pure-Python writer
-        import json
+    text = _dumps(document, False, indent)
+    return text if _encodes(text, encoding or "utf-8") else _dumps(document, True, indent)
 
-        text = json.dumps(document, ensure_ascii=False, indent=indent)
-        return text if _encodes(text, encoding or "utf-8") else json.dumps(document, ensure_ascii=True, indent=indent)
-    text = jsontext.dumps(document, ensure_ascii=False)
-    return text if _encodes(text, encoding or "utf-8") else jsontext.dumps(document, ensure_ascii=True)
+
+def _dumps(document: Any, ensure_ascii: bool, indent: int | None) -> str:
+    if indent is None:
+        return jsontext.dumps(document, ensure_ascii=ensure_ascii)
+    import json  # laid out for a person: json's own pure-Python writer
+
+    return json.dumps(document, ensure_ascii=ensure_ascii, indent=indent)
 
 
 def _surrogates_visible(text: str) -> str:
