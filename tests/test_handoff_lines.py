@@ -10,7 +10,11 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conftest import Runner, make_repo
+from wheypoint.app.shellword import posix_quote
 
 FIRST = ("--orientation", "Retry backoff is designed, not built.", "--next", "hold", "--notes", "Design only.")
 
@@ -72,3 +76,11 @@ def test_the_text_form_ends_with_the_link_and_the_two_commands(wp: Runner, tmp_p
     assert tail == [f"Wheypoint dropped: [.cheese/notes/retry-backoff.md]({note})", "",
                     "Resume from the checkout:", f"  cd {repo} && wheypoint resolve retry-backoff",
                     "Resume from anywhere:", f"  wheypoint resolve {note}"], text  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.text(), st.text(alphabet="ab _@%+=:,./-'\"$ \t\n\\é")))
+def test_a_resume_command_s_words_are_quoted_as_shlex_quotes_them(word: str) -> None:
+    # app/shellword.py spells shlex.quote without its regular expression (a write loads no `re`)
+    assert posix_quote(word) == shlex.quote(word)
+    assert shlex.split(f"wheypoint resolve {posix_quote(word)}")[2:] == [word]

@@ -13,7 +13,7 @@ from wheypoint.model.contract import RECORD, REVISION
 from wheypoint.model.derived import derive_status, notes_stale
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import intent_problems
-from wheypoint.model.kernel import Provenance, apply, derive_slug, work_id_for
+from wheypoint.model.kernel import Provenance, apply, derive_slug, slug_words, work_id_for
 from wheypoint.model.schemacheck import SchemaChecker
 
 PROV = Provenance(project_key="shop", captured_at="2026-11-30T10:00:00Z")
@@ -70,6 +70,14 @@ def test_same_slug_in_two_projects_gives_two_works() -> None:
 )
 def test_slugs_come_from_significant_words(text: str, slug: str) -> None:
     assert derive_slug(text) == slug
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.text(), st.text(alphabet="aZ9 -_.İǅ\u00a0\u2028é")))
+def test_a_slug_s_words_are_the_runs_a_z_0_9_splits_apart(text: str) -> None:
+    import re  # (the kernel splits without it, so a write loads no `re`)
+
+    assert slug_words(text) == [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w]
 
 
 def test_omitted_entries_carry_forward_and_transitions_move_them() -> None:

@@ -95,6 +95,10 @@ def test_a_kept_program_makes_the_pattern_re_compile_makes() -> None:
     )
 
 
+def test_the_ascii_flag_callers_use_without_re_is_re_s() -> None:
+    assert patterns.ASCII == re.ASCII == int(re.ASCII)
+
+
 def test_when_the_private_compiler_moved_the_answer_is_re_compile_s(monkeypatch: pytest.MonkeyPatch) -> None:
     def moved(source: object, flags: int) -> object:
         raise AttributeError("_code")

@@ -64,8 +64,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # mcp: the command table and a runner are handed to it by cli: it knows no command itself
     "mcp": ("model", "jsontext"),
     "web": ("model", "app", "jsontext"),  # `serve`: a front door for a person, thin like cli (no store, no SQL)
-    # cli: boot, since the image is written once an answer is out
-    "cli": ("boot", "model", "app", "hooks", "mcp", "web", "jsontext"),
+    # cli: boot, since the image is written once an answer is out; patterns, for the item flags' own patterns
+    "cli": ("boot", "model", "app", "hooks", "mcp", "web", "patterns", "jsontext"),
 }
 # Database drivers belong to the store's backends; OpenCode's reader opens OpenCode's own database (a transcript).
 DRIVERS = {

@@ -49,6 +49,7 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           "wheypoint.patterns",  # their patterns, kept compiled beside the start-up image
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",
           "wheypoint.app.checkpoint", "wheypoint.app.noteplace", "wheypoint.app.sessions",
+          "wheypoint.app.shellword",  # the handoff lines' resume commands
           "wheypoint.store.sqlite.indexes",
           "wheypoint.transcripts", "wheypoint.transcripts.model",
           "wheypoint.transcripts.homes", "wheypoint.transcripts.live"}  # fmt: skip
@@ -136,6 +137,17 @@ def _modules(args: list[str], cwd: Path, home: Path) -> tuple[int, set[str], str
     return report["code"], set(report["modules"]), done.stdout
 
 
+def _warm(args: list[str], cwd: Path, home: Path, stdin: str | None = None) -> str:
+    """Run a command as the program does, with the probe's environment: once its answer is out, the program keeps
+    the patterns the command compiled (patterns.py), which a probed command like it then loads instead."""
+    env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(home), "HOME": str(home)}
+    entry = "import sys; sys.path.insert(0, sys.argv.pop(1)); from wheypoint.cli.entry import run; run()"
+    done = subprocess.run([sys.executable, "-S", "-c", entry, str(SRC), *args], input=stdin, cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def _baseline(cwd: Path) -> set[str]:
     code = "import json, sqlite3, sys; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-S", "-c", code], cwd=cwd, capture_output=True, text=True, check=True)
@@ -154,6 +166,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
          "--context", "retry.py:2"],
         cwd=repo, env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
+    # A twin of the work, written and updated with the same words by a process like the probe's, has kept every
+    # pattern those words make the write compile (patterns.py): the probed write then compiles none, as in use.
+    twin = json.loads(_warm([arg if arg != "retry-backoff" else "retry-twin" for arg in first.args[3:]], repo, home))
+    _warm(["checkpoint", "retry-twin", "--base", twin["revision_id"], *PINS["checkpoint"][0][4:]], repo, home)
     git(repo, "status")
     transcript = root / "session.jsonl"
     lines = [{"type": "user", "uuid": f"u{n}", "sessionId": "s1", "cwd": str(repo),
@@ -185,8 +201,8 @@ def test_a_command_loads_neither_the_json_package_nor_sqlite3_s_python_layer(wor
     code, modules, stdout = _modules(args, Path(world["repo"]), Path(world["home"]))
     assert code == 0 and "_json" in modules and ("_sqlite3" in modules or name == "turns"), stdout
     unwanted = {"json", "sqlite3", "sqlite3.dbapi2", "datetime"}
-    if name in ("show", "list", "turns"):  # nor `re` (and `enum`), which a bare interpreter, the pyz's, has not loaded
-        unwanted |= {"re", "enum"}
+    if name in ("show", "list", "turns", "checkpoint"):  # nor `re` (and `enum`), which a bare interpreter, the
+        unwanted |= {"re", "enum"}  # pyz's, has not loaded: the patterns a write runs come from the kept file
     assert not unwanted & modules, sorted(unwanted & modules)
 
 
@@ -200,20 +216,28 @@ def test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_stor
     home = tmp_path / "home"
     transcript = tmp_path / "s1.jsonl"
     transcript.write_bytes(Path(world["transcript"]).read_bytes())
-    payload = json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": world["repo"],
-                          "hook_event_name": "PreCompact", "trigger": "auto"})  # fmt: skip
     env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(home), "HOME": str(home)}
+
+    def payload(name: str, session: str) -> str:
+        return json.dumps({"session_id": session, "transcript_path": str(tmp_path / f"{session}.jsonl"),
+                           "cwd": world["repo"], "hook_event_name": name, "trigger": "auto"})  # fmt: skip
 
     def fire(name: str = "PreCompact") -> tuple[str, set[str]]:
         argv = [sys.executable, "-S", "-c", _PROBE, str(SRC), "hook", name, "--harness", "claude-code"]
-        stdin = payload.replace('"PreCompact"', f'"{name}"')
+        stdin = payload(name, "s1")
         done = subprocess.run(argv, input=stdin, cwd=world["repo"], env=env, capture_output=True, text=True,
                               timeout=60, check=False)  # fmt: skip
         return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1])["modules"])
 
+    # Another session with the same words has kept the patterns a rescue of them compiles (as the world's twin did)
+    (tmp_path / "s0.jsonl").write_bytes(transcript.read_bytes().replace(b'"s1"', b'"s0"'))
+    hook = ["hook", "PreCompact", "--harness", "claude-code"]
+    warm = _warm(hook, Path(world["repo"]), home, payload("PreCompact", "s0"))
+    assert "kept 5 turn(s) verbatim" in warm, warm
     first, loaded = fire()
     assert "kept 5 turn(s) verbatim" in first and "wheypoint.transcripts.discovery" in loaded, first
-    assert not {"json", "sqlite3", "datetime"} & loaded, sorted({"json", "sqlite3", "datetime"} & loaded)
+    unwanted = {"json", "sqlite3", "datetime", "re", "enum"}  # (`re` and `enum`: the patterns come from the kept file)
+    assert not unwanted & loaded, sorted(unwanted & loaded)
     again, loaded = fire(event)
     assert json.loads(again) == {}, again
     unwanted = {"wheypoint.transcripts.discovery", "wheypoint.transcripts.claude", "wheypoint.app.checkpoint",

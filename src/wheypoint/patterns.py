@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     import re
     from typing import Any, AnyStr
 
+# `re.ASCII`, for callers that need the flag without loading `re` (its engine constant; a test holds it to `re`).
+ASCII = 256
 _MAGIC = b"WPR1"  # this file's own layout, version 1
 _MAX_INDEX = 1 << 22
 _MAX_ENTRIES = 4096

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
+from wheypoint.app.shellword import posix_quote
 from wheypoint.app.workspace import Checkout, file_digest, find_checkout
 from wheypoint.model.characters import first_hidden
 from wheypoint.model.errors import Problem, Refusal
@@ -259,8 +260,6 @@ def handoff_lines(ctx: Context, slug: str, note_path: str | None) -> dict[str, s
     anywhere. None when no note was written."""
     if note_path is None:
         return None
-    import shlex
-
     path = os.path.abspath(note_path)
     checkout = ctx.checkout
     top = checkout.toplevel if checkout else ctx.cwd
@@ -276,8 +275,8 @@ def handoff_lines(ctx: Context, slug: str, note_path: str | None) -> dict[str, s
         target = quote(path)
     return {
         "dropped": f"Wheypoint dropped: [{label}]({target})",
-        "resume_in_checkout": f"cd {shlex.quote(top)} && wheypoint resolve {slug}",
-        "resume_anywhere": f"wheypoint resolve {shlex.quote(path)}",
+        "resume_in_checkout": f"cd {posix_quote(top)} && wheypoint resolve {slug}",
+        "resume_anywhere": f"wheypoint resolve {posix_quote(path)}",
     }
 
 

@@ -118,9 +118,9 @@ def quote(arg: str, windows: bool | None = None) -> str:
     """One word for the shell a harness runs hooks in: POSIX quoting, or double quotes on Windows."""
     if windows if windows is not None else os.name == "nt":
         return f'"{arg}"' if not arg or any(c in arg for c in " \t&()[]{}^=;!'+,`~%") else arg
-    import shlex
+    from wheypoint.app.shellword import posix_quote
 
-    return shlex.quote(arg)
+    return posix_quote(arg)
 
 
 def hook_command(runner: str, event: str, harness: str) -> str:

@@ -32,7 +32,6 @@ directive quotes are checked against the user's turns and --meat turns are copie
 
 from __future__ import annotations
 
-import re
 import sys
 
 from wheypoint.cli.commands import BY_NAME, usage
@@ -40,9 +39,11 @@ from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
 from wheypoint.model.records import Record
 from wheypoint.model.shapes import RESERVED_SLUGS, is_slug, is_work_id
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 ENTRY_FLAGS = {
@@ -83,7 +84,7 @@ _NEXT_ITEM = r'(?s)^(?P<skill>[a-z]+)\s+(?:"(?P<quoted>.*)"|(?P<bare>.+))$'
 
 def _next_item(value: str) -> re.Match[str] | None:
     """`skill "arg"` (or `skill arg`) split into its parts; None for a bare move such as `hold`."""
-    return re.match(_NEXT_ITEM, value) if any(ch.isspace() for ch in value) else None
+    return regex(_NEXT_ITEM).match(value) if any(ch.isspace() for ch in value) else None
 
 
 class Item:
@@ -140,7 +141,7 @@ def read_text_file(path: str, what: str) -> str:
 
 def dossier_from_rationale(text: str) -> tuple[list[str], str] | None:
     """(options, leaning) from a rationale written `... options: A | B; leaning: A`, else None."""
-    match = re.search(_DOSSIER, text) if "eaning" in text.lower() else None
+    match = regex(_DOSSIER).search(text) if "eaning" in text.lower() else None
     if not match:
         return None
     options = [o.strip(" ;,.") for o in match.group("options").split("|")]

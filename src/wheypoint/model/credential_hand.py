@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import re
-
 from wheypoint import jsontext
 from wheypoint.model.credential_near import check as near_check
 from wheypoint.model.credential_values import (
@@ -24,6 +22,7 @@ from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
 
     # Validators get the match and return False to drop it.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 # CredentialHit lives with the text helpers, which build hits too; it is re-exported here as the scan's answer.
 from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TELEGRAM, CredentialHit
+from wheypoint.patterns import ASCII
 from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
@@ -281,8 +282,6 @@ class _Compiled:
     """The rule table, built on first use; each regex compiles when its rule first runs."""
 
     def __init__(self) -> None:
-        import re
-
         from wheypoint.model import credential_hand as hand
         from wheypoint.model import credential_rules as generated
         from wheypoint.model import credential_values as values
@@ -295,7 +294,7 @@ class _Compiled:
             rules[-1].check = check
             rules[-1].whole = rule_id in _WHOLE_TEXT
         for rule_id, src, group, entropy, keywords, allow, stopwords, starts_with_keyword in generated.RULES:
-            rule = _Rule(rule_id, len(rules), keywords, src, re.ASCII)
+            rule = _Rule(rule_id, len(rules), keywords, src, ASCII)
             rule.kind, rule.group, rule.entropy = "gitleaks", group, entropy
             rule.allow, rule.stopwords = allow, stopwords
             rule.whole = "[\\s\\S" in src or "(?s" in src or src[:1].isalnum()
@@ -355,14 +354,12 @@ def _gitleaks_span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:
 
 def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret: str) -> bool:
     """True when gitleaks' own allow-lists (global and the rule's) or its entropy floor drop the finding."""
-    import re
-
     if rule.entropy and compiled.values.shannon(secret) <= rule.entropy:  # gitleaks keeps only what is above
         return True
     low = secret.lower()
     if any(word in low for word in compiled.global_stopwords) or any(word in low for word in rule.stopwords):
         return True
-    if any(regex(p, re.ASCII).search(secret) for p in compiled.global_allow):
+    if any(regex(p, ASCII).search(secret) for p in compiled.global_allow):
         return True
     for target, pattern in rule.allow:
         if target == "match":
@@ -372,7 +369,7 @@ def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret
             subject = text[text.rfind("\n", 0, m.start()) + 1 : (text + "\n").index("\n", m.end())]
         else:
             subject = secret
-        if regex(pattern, re.ASCII).search(subject):
+        if regex(pattern, ASCII).search(subject):
             return True
     return False
 

@@ -6,12 +6,11 @@ depend on the head record (unknown entries, a gate without its dossier fork, ...
 
 from __future__ import annotations
 
-import re
-
 from wheypoint.model.contract import READ_ONLY_MOVES
 from wheypoint.model.errors import Problem
 from wheypoint.model.schemacheck import child_path
 from wheypoint.model.shapes import ENTRY_ID_PATTERN, PREAMBLE_KEYS
+from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ def reads_as_key(line: str) -> bool:
     key, colon, _ = line.partition(":")
     if not colon:
         return False
-    return (key.isidentifier() and key.islower()) or re.match(_PREAMBLE_LIKE, line) is not None
+    return (key.isidentifier() and key.islower()) or regex(_PREAMBLE_LIKE).match(line) is not None
 
 
 def walk_strings(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
@@ -118,7 +117,7 @@ def check_next(intent: dict[str, Any]) -> list[Problem]:
         # Older notes wrote `artifact: none` for no artifact, and every reader still takes it so (notes/parse.py).
         problems.append(Problem("bad-value", "$.next.artifact", "`none` reads as no artifact in a note: leave "
                                 "artifact out, or name the file"))  # fmt: skip
-    if move == "affinage" and not (artifact and re.match(_PR_REFERENCE, artifact.strip())):
+    if move == "affinage" and not (artifact and regex(_PR_REFERENCE).match(artifact.strip())):
         problems.append(Problem("affinage-needs-pr", "$.next.artifact", "next: affinage needs PR#<n> or a PR URL"))
     if move in ("cook", "cut") and not artifact:
         problems.append(Problem("artifact-required", "$.next.artifact", f"next: {move} needs an artifact"))
@@ -190,7 +189,7 @@ def check_labels(intent: dict[str, Any]) -> list[Problem]:
             problems.append(Problem("duplicate-label", f"{path}.label", f"label {label!r} is used twice"))
         labels.add(label)
     for path, ref in _label_references(intent):
-        if not re.match(ENTRY_ID_PATTERN, ref) and ref not in labels:
+        if not regex(ENTRY_ID_PATTERN).match(ref) and ref not in labels:
             problems.append(Problem("unknown-label", path, f"{ref!r} is neither an entry id nor a label here"))
     return problems
 
@@ -264,7 +263,7 @@ def check_text_shape(intent: dict[str, Any]) -> list[Problem]:
 
 def _field_name(path: str) -> str:
     """The last key of a JSON path, ignoring list positions: `$.a[2].evidence[0]` -> `evidence`."""
-    return re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
+    return regex(r"\[\d+\]$").sub("", path).rsplit(".", 1)[-1]
 
 
 def secret_problem(path: str, text: str) -> Problem | None:
