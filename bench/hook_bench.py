@@ -4,7 +4,9 @@ A harness blocks on its hooks (PreCompact before compacting, SessionStart before
 UserPromptSubmit on every turn), so the figure that matters is the wall time of the whole process, and the
 issue's bound is one second on a normal session. Each round, in the benchmarks' clean venv
 (benchlib.ensure_venv), in a fresh scratch checkout and store that already hold one other work (a user's
-store exists before their first compaction), with the Claude Code session placed where Claude Code keeps it:
+store exists before their first compaction), with the Claude Code session placed where Claude Code keeps it,
+each hook run by the command `wheypoint hooks install` registers for it (`<the venv's python> -m wheypoint hook
+<event> --harness claude-code`), which is what the harness runs:
 
 - `baseline`: `python -c "import json, sqlite3"` run by the venv, as in the other benchmarks;
 - `PreCompact`: the rescue: reads the transcript, copies the user's turns, writes a revision and its note;
@@ -36,6 +38,7 @@ import itertools
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -69,6 +72,14 @@ def timed(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[
     return elapsed, reply
 
 
+def installed_hooks(venv: bl.Venv, repo: Path, env: dict[str, str]) -> dict[str, list[str]]:
+    """Each event's command as `wheypoint hooks install` registers it in Claude Code's settings (`<python> -m
+    wheypoint hook ...` for an installed package): what the harness runs, rather than the console script."""
+    done = subprocess.run([venv.wheypoint, "hooks", "install", "--harness", "claude-code"], cwd=repo, env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return {item["event"]: shlex.split(item["command"]) for item in json.loads(done.stdout)["events"]}
+
+
 def one_round(venv: bl.Venv, source: Path, tmp: Path) -> dict[str, tuple[float, dict[str, object]]]:
     home, repo = tmp / "home", tmp / bl.PROJECT
     home.mkdir()
@@ -89,11 +100,11 @@ def one_round(venv: bl.Venv, source: Path, tmp: Path) -> dict[str, tuple[float, 
         "Stop": {**common, "hook_event_name": "Stop", "stop_hook_active": False},
         "UserPromptSubmit": {**common, "hook_event_name": "UserPromptSubmit", "prompt": "go on"},
     }
+    commands = installed_hooks(venv, repo, env)
     results = {"baseline": timed(venv.baseline(), "", repo, env)}
     for name in EVENTS:
         event = name.split()[0]
-        argv = [venv.wheypoint, "hook", event, "--harness", "claude-code"]
-        results[name] = timed(argv, json.dumps(payloads[event]), repo, env)
+        results[name] = timed(commands[event], json.dumps(payloads[event]), repo, env)
     return results
 
 
@@ -191,8 +202,10 @@ def long_round(venv: bl.Venv, session: Path, tmp: Path) -> dict[str, tuple[float
     compact = json.dumps({**common, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""})
     stop = json.dumps({**common, "hook_event_name": "Stop", "stop_hook_active": False})
 
+    commands = installed_hooks(venv, repo, env)
+
     def hook(event: str, payload: str) -> tuple[float, float, dict[str, Any]]:
-        return rss_of([venv.wheypoint, "hook", event, "--harness", "claude-code"], payload, repo, env)
+        return rss_of(commands[event], payload, repo, env)
 
     results = {"first rescue": hook("PreCompact", compact)}
     results["baseline"] = rss_of(venv.baseline(), "", repo, env)

@@ -45,7 +45,7 @@ def _round(venv: bl.Venv, session: Path, big: Path, others: int, tmp: Path) -> t
                            "permission_mode": "default", "hook_event_name": "PreCompact", "trigger": "auto",
                            "custom_instructions": ""})  # fmt: skip
 
-    argv = [venv.wheypoint, "hook", "PreCompact", "--harness", "claude-code"]
+    argv = hb.installed_hooks(venv, repo, env)["PreCompact"]  # as the harness runs it
     subprocess.run(argv, input=compact(hb.LONG_ID, transcript).encode(), cwd=repo, env=env, capture_output=True,
                    check=True)  # fmt: skip
     text = big.read_bytes()
