@@ -430,3 +430,24 @@ def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.Mon
     assert code == 0 and "kept 2 turn(s)" in json.loads(printed)["systemMessage"], printed
     assert calls == [str(scene.path)]
     assert scene.kept() == ["First: the retry helper.", "Second: and its tests."]
+
+
+def test_a_rescue_goes_on_in_the_last_part_when_the_parts_share_their_second(scene: Scene) -> None:
+    """The store orders works by the second their head was written, and the parts one rescue writes share one: the
+    next rescue still goes on in the session's last part (not an earlier one that is full, which would begin a
+    part after the last and link it to the wrong one)."""
+    import sqlite3
+
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(15)))
+    assert f"{SLUG}-part-3 r1" in scene.hook()["systemMessage"]
+    db = sqlite3.connect(scene.home / "store.sqlite3")
+    try:  # the three parts written in one second, as a long session's first rescue writes them
+        with db:
+            db.execute("UPDATE works SET updated_at = '2026-12-05T07:26:36Z'")
+    finally:
+        db.close()
+    scene.append(scene.record("user", "After the parts."))
+    assert f"{SLUG}-part-3 r2" in scene.hook()["systemMessage"]
+    parts = _parts(scene.home)
+    assert [len(p["meat"]) for p in parts] == [7, 7, 2]
+    assert [m["text"] for m in parts[-1]["meat"]][-1] == "After the parts."

@@ -81,11 +81,22 @@ def _session_work(store: Store, project: str, session: dict[str, str], slug: str
     """The head record of the work a rescue of this session continues: the newest of the project's RECENT_WORKS
     newest works whose head was written in this session, else the last part of the session's own rescue work
     (`slug`) however many works came after it and whoever wrote its head (a rescue into it keeps only the turns
-    it does not hold yet)."""
+    it does not hold yet).
+
+    "Newest" is the store's order, by the second a head was written: the parts one rescue writes share a second,
+    and their order within it says nothing. Parts are numbered in the order they were begun, so when the newest
+    work written in the session is one of its own parts, the rescue continues the session's last part from there.
+    """
+    after = 0
     for record in store.newest_heads_holding(project, session["id"], RECENT_WORKS):  # (a damaged head left out)
         if record.get("session") == session:
-            return record
-    number = _last_part(store, project, slug)
+            after = part_number(record["slug"], slug) or 0
+            if not after:
+                return record  # a work an agent wrote in the session
+            if not store.works_with_slug(part_slug(slug, after + 1), project):
+                return record  # the session's last part
+            break
+    number = _last_part(store, project, slug, after)
     found = (_usable_head(store, own.work_id) for own in store.works_with_slug(part_slug(slug, number), project))
     return next((record for record in found if record is not None), None) if number else None
 
