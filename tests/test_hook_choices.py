@@ -419,13 +419,21 @@ def test_a_rescue_keeps_typed_prompts_and_well_formed_trailers_each_once(scene: 
     assert added == {"u2", "ma7#0"}
 
 
-def test_a_rescue_that_lost_its_state_reads_the_transcript_again_and_keeps_nothing_twice(scene: Scene) -> None:
-    """hooks/<project>.json is advisory: without it the next rescue reads the whole transcript, and the turns the
-    session's work already holds (its marked turns carry no time to filter them by) are not kept again."""
+@pytest.mark.parametrize("lost", ["removed", "emptied", "zeroed"])
+def test_a_rescue_that_lost_its_state_reads_the_transcript_again_and_keeps_nothing_twice(
+    scene: Scene, lost: str
+) -> None:
+    """hooks/<project>.json is advisory (written without fsync): without it, or with what a power cut leaves of an
+    unsynced file (nothing, or zeros), the next rescue reads the whole transcript, and the turns the session's work
+    already holds (its marked turns carry no time to filter them by) are not kept again."""
     marked = assistant("a1", "ok <!-- ckpt constraint: never drop a cart -->", OLD.format(1))
     transcript = scene.transcript([user("u1", "keep the cart between visits", OLD.format(0)), marked])
     scene.fire("PreCompact", transcript, trigger="auto")
-    (scene.home / "hooks" / "shop.json").unlink()
+    state = scene.home / "hooks" / "shop.json"
+    if lost == "removed":
+        state.unlink()
+    else:
+        state.write_bytes(b"" if lost == "emptied" else b"\0" * state.stat().st_size)
     scene.append(transcript, user("u2", "and show its total", stamp()))
     answer = scene.fire("PreCompact", transcript, trigger="auto")
     assert answer == {"systemMessage": f"wheypoint kept 1 turn(s) verbatim in {OURS} r2"}

@@ -451,3 +451,36 @@ def test_a_rescue_goes_on_in_the_last_part_when_the_parts_share_their_second(sce
     parts = _parts(scene.home)
     assert [len(p["meat"]) for p in parts] == [7, 7, 2]
     assert [m["text"] for m in parts[-1]["meat"]][-1] == "After the parts."
+
+
+@pytest.mark.parametrize("store", ["there", "not there yet"])
+def test_a_rescue_goes_through_one_store_connection(scene: Scene, monkeypatch: pytest.MonkeyPatch, store: str) -> None:
+    """A rescue's lookups and every revision it writes (here a long session's two parts) go through one store,
+    opened to write when the store is there; a store not there yet is read as empty until the first write makes
+    it, and opening it to read made nothing."""
+    from wheypoint.app.context import Context
+    from wheypoint.cli.main import answer
+
+    if store == "there":
+        scene.append(scene.record("user", "First: the retry helper."))
+        scene.hook()
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(8)))
+    opened: list[bool] = []
+    real = Context._open
+
+    def counted(self: Context, create: bool) -> Any:
+        opened.append(create)
+        if not create:  # a reader on a store not there yet finds nothing, and leaves nothing behind
+            assert not (scene.home / "store.sqlite3").exists()
+        return real(self, create)
+
+    monkeypatch.setattr(Context, "_open", counted)
+    monkeypatch.setenv("WHEYPOINT_HOME", str(scene.home))
+    monkeypatch.setenv("HOME", str(scene.home))
+    monkeypatch.chdir(scene.repo)
+    payload = {"session_id": SESSION_ID, "transcript_path": str(scene.path), "cwd": str(scene.repo),
+               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+    code, printed = answer(["hook", "PreCompact", "--harness", "claude-code"], json.dumps(payload).encode())
+    assert code == 0 and f"{SLUG}-part-2" in json.loads(printed)["systemMessage"], printed
+    assert opened == ([True] if store == "there" else [False, True])
+    assert len(_parts(scene.home)) == 2

@@ -9,7 +9,7 @@ import os
 
 from wheypoint.app.context import Context, NoteOptions, TranscriptChoice, note_path_for, written_from
 from wheypoint.app.shellword import posix_quote
-from wheypoint.app.workspace import Checkout, file_digest, find_checkout
+from wheypoint.app.workspace import Checkout, checkout_root, file_digest
 from wheypoint.model.characters import first_hidden
 from wheypoint.model.errors import Problem, Refusal
 from wheypoint.model.intake import require_valid
@@ -150,9 +150,9 @@ def note_durability(ctx: Context, path: str) -> str:
     """`repo-snapshot` when the note's real folder lies in the checkout the command runs in (or, outside any, in
     a checkout of its own); symbolic links and `..` are resolved first, so neither can borrow a checkout."""
     folder = os.path.realpath(os.path.dirname(path))
-    own = find_checkout(folder)
+    own = checkout_root(folder)
     here = ctx.checkout
-    same = own is not None and (here is None or os.path.realpath(own.toplevel) == os.path.realpath(here.toplevel))
+    same = own is not None and (here is None or os.path.realpath(own[0]) == os.path.realpath(here.toplevel))
     return "repo-snapshot" if same else "canonical-local"
 
 
@@ -191,13 +191,14 @@ def _ground(ctx: Context, intent: dict[str, Any], choice: TranscriptChoice) -> G
 
 def _dry_run_or_commit(
     ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, notes: NoteOptions | None,
-    known_head: dict[str, Any] | None = None,
+    known_head: dict[str, Any] | None = None, writer: Store | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Build the revision on the head; commit it when `notes` says where its note goes, else a dry run."""
+    """Build the revision on the head; commit it when `notes` says where its note goes, else a dry run. `writer`:
+    a store the caller opened to write and closes itself, else one is opened here for this call."""
     write = notes is not None
     project_key = ctx.project_key()
     grounded = _ground(ctx, intent, choice)
-    store = ctx.open_store(create=write)
+    store = writer if writer is not None else ctx.open_store(create=write)
     try:
         work_id, work_project = _target(store, intent, project_key)
         base = intent.get("base_revision_id")
@@ -221,7 +222,8 @@ def _dry_run_or_commit(
         return {"record": committed.record, "revision": committed.revision, "replayed": committed.replayed,
                 "warnings": observed + committed.warnings}  # fmt: skip
     finally:
-        store.close()
+        if writer is None:
+            store.close()
 
 
 def _check_base(store: Store, work_id: str, head: dict[str, Any] | None, base: str | None) -> None:
@@ -286,13 +288,14 @@ def checkpoint(ctx: Context, intent: Any, notes: NoteOptions, choice: Transcript
 
 def checkpoint_on(
     ctx: Context, intent: Any, notes: NoteOptions, choice: TranscriptChoice | None = None,
-    known_head: dict[str, Any] | None = None, handoff: bool = True,
+    known_head: dict[str, Any] | None = None, handoff: bool = True, writer: Store | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
     """`checkpoint`'s reply and the record it stored, building on `known_head` (the head as this command last read
     or wrote it) when the work's head is still that revision: a writer of several revisions reads none again.
-    Without `handoff` the reply's handoff lines, which only a person reads, are left out (None)."""
+    Without `handoff` the reply's handoff lines, which only a person reads, are left out (None). `writer`: the
+    store to commit through, opened to write by the caller (which closes it), else one opened for this call."""
     valid = require_valid(intent)
-    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes, known_head)
+    result = _dry_run_or_commit(ctx, valid, choice or TranscriptChoice(), notes, known_head, writer)
     record = result["record"]
     note_path, durability, note_warnings = write_note(ctx, record, notes)
     warnings = result["warnings"] + note_warnings

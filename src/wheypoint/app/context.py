@@ -73,6 +73,14 @@ class Context:
             return shared.writer(self) if create else shared.reader(self)
         return self._open(create)
 
+    def store_exists(self) -> bool:
+        """Whether the store this environment names is there already (see `store.exists`): a command that reads
+        before it likely writes then opens it once, to write, and a store that is not there is made only by a
+        write."""
+        from wheypoint.store import exists
+
+        return exists(store_location(self.environ))
+
     def _open(self, create: bool) -> Store:
         from wheypoint.store import open_store
 

@@ -225,18 +225,22 @@ def _resolve_ref(common_dir: str, git_dir: str, ref: str) -> str | None:
 
 def find_checkout(start: str) -> Checkout | None:
     """The git working tree containing the folder `start`, read from its files; None outside git."""
+    found = checkout_root(start)
+    return _checkout(*found) if found is not None else None
+
+
+def checkout_root(start: str) -> tuple[str, str] | None:
+    """(top folder, git folder) of the git working tree containing the folder `start`, None outside git: where
+    `find_checkout` looks, without reading the checkout's HEAD."""
     folder = os.path.abspath(start)
     while True:
         dot_git = os.path.join(folder, ".git")
-        git_dir = None
         if os.path.isdir(dot_git):
-            git_dir = dot_git
-        elif os.path.isfile(dot_git):
+            return folder, dot_git
+        if os.path.isfile(dot_git):
             pointer = _read(dot_git) or ""
             if pointer.startswith("gitdir:"):
-                git_dir = os.path.realpath(os.path.join(folder, pointer[len("gitdir:") :].strip()))
-        if git_dir is not None:
-            return _checkout(folder, git_dir)
+                return folder, os.path.realpath(os.path.join(folder, pointer[len("gitdir:") :].strip()))
         parent = os.path.dirname(folder)
         if parent == folder:
             return None

@@ -115,18 +115,14 @@ def session_turns(record: dict[str, Any], session_id: str) -> set[str]:
     return {m["turn"] for m in record["meat"] if m.get("session_id") == session_id}
 
 
-def _kept_before(ctx: Context, project: str, own: str, number: int, session_id: str) -> set[str]:
+def _kept_before(store: Store, project: str, own: str, number: int, session_id: str) -> set[str]:
     """The session's turns the parts before part `number` of its own rescue work hold: read when the transcript
     is read from its start, so that no turn is kept twice."""
     kept: set[str] = set()
-    store = ctx.open_store(create=False)
-    try:
-        for earlier in range(1, number):
-            for work in store.works_with_slug(part_slug(own, earlier), project):
-                record = _usable_head(store, work.work_id) or {"meat": ()}
-                kept |= session_turns(record, session_id)
-    finally:
-        store.close()
+    for earlier in range(1, number):
+        for work in store.works_with_slug(part_slug(own, earlier), project):
+            record = _usable_head(store, work.work_id) or {"meat": ()}
+            kept |= session_turns(record, session_id)
     return kept
 
 
@@ -228,29 +224,55 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     `mark` is what the session's last rescue remembered of its read (`Rescued.read`): the transcript is then read
     from where that one stopped, when the file only grew since. A session that has no work yet is read whole.
     """
-    from wheypoint.app.checkpoint import checkpoint_on
-    from wheypoint.transcripts.model import USER_KINDS
-
     located = choice.locate(ctx)
     session = {"harness": located.harness, "id": located.session_id or ""}
-    key = f"{located.harness}:{located.session_id}"
     if not located.session_id:
         raise Refusal("session-not-found", f"{located.path} has no session id to name the rescued work by")
     own_slug = session_slug(located.harness, located.session_id)
     project = ctx.project_key()
-    store = ctx.open_store(create=False)
+    one = _OneStore(ctx)
     try:
-        head = _session_work(store, project, session, own_slug)
+        return _rescue_through(ctx, one, located, session, own_slug, project, trigger, mark)
     finally:
-        store.close()
+        one.close()
+
+
+class _OneStore:
+    """A rescue's one store: its lookups and every revision it writes go through one connection. Opened to write
+    when the store is there already (a rescue mostly writes); a store not there yet is read as empty, and made by
+    the first write, which opens it to write for the rest."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx, self.writing = ctx, ctx.store_exists()
+        self.store = ctx.open_store(create=self.writing)
+
+    def writer(self) -> Store:
+        if not self.writing:
+            self.store.close()
+            self.store, self.writing = self.ctx.open_store(create=True), True
+        return self.store
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _rescue_through(ctx: Context, one: _OneStore, located: Located, session: dict[str, str], own_slug: str,
+                    project: str, trigger: str, mark: Any) -> Rescued:  # fmt: skip
+    """`rescue`, through the store it opened."""
+    from wheypoint.app.checkpoint import checkpoint_on
+    from wheypoint.transcripts.model import USER_KINDS
+
+    head = _session_work(one.store, project, session, own_slug)
+    key = f"{located.harness}:{located.session_id}"
     read = _read(located, mark if head else None)
     # The session's own rescue work takes every user turn it does not hold yet: a rescue cut off between two of its
     # revisions (a deadline, a killed hook) left newer revisions than the turns it never wrote. A work an agent
     # wrote in the session takes the turns since its last checkpoint, which covered the ones before.
     own = head is not None and part_number(head["slug"], own_slug) is not None
-    kept = session_turns(head, located.session_id) if head else set()
+    kept = session_turns(head, session["id"]) if head else set()
     if head is not None and own and read.whole and head["slug"] != own_slug:
-        kept |= _kept_before(ctx, project, own_slug, part_number(head["slug"], own_slug) or 1, located.session_id)
+        number = part_number(head["slug"], own_slug) or 1
+        kept |= _kept_before(one.store, project, own_slug, number, session["id"])
     turns = read.turns
     since = head["updated_at"] if head and not own else None
     items, skipped = _wanted_turns(turns, since, kept)
@@ -270,8 +292,9 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
     slug, base, held = (head["slug"], head["revision_id"], _text_held(head)) if head else (own_slug, None, 0)
     pending = items
     while pending:
+        store = one.writer()
         if base is not None and held >= PART_TEXT:  # this work is full: the session goes on in its next part
-            intent = _next_part(ctx, project, own_slug, key, trigger, known)
+            intent = _next_part(store, project, own_slug, key, trigger, known)
             slug, base, held, known = intent["slug"], None, 0, None
         elif base is None:
             intent = {"slug": slug, "orientation": f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
@@ -287,7 +310,8 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
         # The note shows the head: rendered once per work, for the last revision written to it.
         last = not pending or held >= PART_TEXT
         options = NoteOptions() if last else NoteOptions(no_note=True)
-        reply, known = checkpoint_on(ctx, intent, options, pinned, known, handoff=False)  # (the hook prints none)
+        reply, known = checkpoint_on(ctx, intent, options, pinned, known, handoff=False,  # (the hook prints none)
+                                     writer=store)  # fmt: skip
         base = reply["revision_id"]
     if reply is None:  # nothing new: the work (if any) is still the one to resume
         return Rescued(head["work_id"] if head else None, slug if head else None, base,
@@ -298,14 +322,11 @@ def rescue(ctx: Context, choice: TranscriptChoice, *, trigger: str, mark: Any = 
                    tuple(item["turn"] for item in items if item.get("redact")), read.rest)  # fmt: skip
 
 
-def _next_part(ctx: Context, project: str, own: str, key: str, trigger: str,
+def _next_part(store: Store, project: str, own: str, key: str, trigger: str,
                after: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
     """The intent of the session's next part: a new work after the last part there is, linked to the full one."""
-    store = ctx.open_store(create=False)
-    try:  # the full work's own number is where to look from: a long session has many parts
-        number = _last_part(store, project, own, part_number(after["slug"], own) or 0 if after else 0) + 1
-    finally:
-        store.close()
+    # the full work's own number is where to look from: a long session has many parts
+    number = _last_part(store, project, own, part_number(after["slug"], own) or 0 if after else 0) + 1
     intent: dict[str, Any] = {
         "slug": part_slug(own, number), "next": {"move": "hold"}, "notes": _provenance(key, trigger),
         "orientation": f"Session {key}, part {number}, kept by wheypoint before a compaction ({trigger}).",

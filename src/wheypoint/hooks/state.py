@@ -91,8 +91,9 @@ def save(environ: Mapping[str, str], project: str, state: Mapping[str, Any]) -> 
     pending = kept.get("pending")
     if isinstance(pending, dict) and isinstance(pending.get("delivered_to"), list):
         kept["pending"] = {**pending, "delivered_to": [payload_text(s) for s in pending["delivered_to"]]}
-    # one line, keys sorted (json.dumps's indented form would import the json package into every hook)
-    write_atomic(path, jsontext.dumps(kept, ensure_ascii=False, sort_keys=True) + "\n", mode=0o600)
+    # One line, keys sorted (json.dumps's indented form would import the json package into every hook). Not
+    # fsynced: the file is advice (see above), and a state a power cut took back or emptied is read as none.
+    write_atomic(path, jsontext.dumps(kept, ensure_ascii=False, sort_keys=True) + "\n", mode=0o600, durable=False)
 
 
 def session_state(state: dict[str, Any], session: str) -> dict[str, Any]:

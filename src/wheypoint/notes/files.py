@@ -16,11 +16,13 @@ STALE_TEMP_SECONDS = 600
 MAX_NOTE_BYTES = 1 << 20  # a note is read (and parsed) up to 1 MiB; past that it is not a handoff
 
 
-def write_atomic(path: str, text: str | bytes, *, mode: int | None = None) -> None:
+def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Replace the file at `path` with `text` so that a reader sees the old file or the new one, never a part.
 
     Text is written as UTF-8 with the line ends it has. `mode`, when given, is set on the new file before it
     replaces the old one, whatever the umask (a settings file keeps its permissions, the zipapp is executable).
+    `durable=False` leaves out the two fsyncs, for a file that is only advice (the hooks' state): the rename
+    still shows a reader the old file or the new one, but a power cut may leave the old one, or an empty one.
     """
     folder, name = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -39,7 +41,8 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None) -> No
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
-            os.fsync(handle.fileno())  # the bytes are on disk before the rename publishes them
+            if durable:
+                os.fsync(handle.fileno())  # the bytes are on disk before the rename publishes them
         if mode is not None:
             os.chmod(temp, mode)
         os.replace(temp, path)
@@ -50,6 +53,8 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None) -> No
             pass
         raise
     _remove_stale_temps(folder, name)
+    if not durable:
+        return
     try:
         handle_fd = os.open(folder, os.O_RDONLY)
     except OSError:

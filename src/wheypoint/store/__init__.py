@@ -40,6 +40,26 @@ def open_store(
     `exit_closes`: the process ends with `os._exit` once its command is answered (the `wheypoint` program), so a
     SQLite writer may leave its connection for the exit to drop rather than checkpoint at close (sqlite/backend.py).
     """
+    scheme, target = _parsed(location)
+    if scheme in ("postgresql", "postgres"):
+        from wheypoint.store.postgres.backend import PostgresStore
+
+        return PostgresStore.open(target, create=create, kept=kept)
+    from wheypoint.store.sqlite.backend import SqliteStore
+
+    return SqliteStore.open(target, create=create, exit_closes=exit_closes)
+
+
+def exists(location: str | os.PathLike[str]) -> bool:
+    """Whether the store at `location` is there already, so that opening it to write creates nothing: a SQLite
+    store's regular file (anything else there is left to a reader's open, which refuses it as before), or a
+    PostgreSQL server's store (whose tables a writer's connection checks as it opens)."""
+    scheme, target = _parsed(location)
+    return scheme != "sqlite" or os.path.isfile(target)
+
+
+def _parsed(location: str | os.PathLike[str]) -> tuple[str, str]:
+    """(scheme, what its backend opens: the URL, or a SQLite file's path), refusing a scheme no backend has."""
     location = os.fspath(location)
     scheme, sep, rest = location.partition(":")
     if not sep or "/" in scheme or "\\" in scheme or len(scheme) == 1:  # a path (or a Windows drive letter)
@@ -49,11 +69,7 @@ def open_store(
         known = ", ".join(f"{name}:" for name in SCHEMES)
         raise Refusal("store-url-invalid", f"unknown store scheme {scheme!r}; known: {known} or a file path",
                       details={"parameter": "store"})  # fmt: skip
-    if scheme in ("postgresql", "postgres"):
-        from wheypoint.store.postgres.backend import PostgresStore
-
-        return PostgresStore.open(location, create=create, kept=kept)
-    from wheypoint.store.sqlite.backend import SqliteStore
-
+    if scheme != "sqlite":
+        return scheme, location
     path = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs/path keeps its leading slash
-    return SqliteStore.open(os.path.expanduser(path), create=create, exit_closes=exit_closes)
+    return scheme, os.path.expanduser(path)
