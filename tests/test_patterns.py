@@ -126,6 +126,52 @@ def test_a_command_keeps_its_patterns_and_the_next_loads_them_with_the_same_find
     assert any(first["hits"]), "the samples found nothing: the comparison proves nothing"
 
 
+_INDEX = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from wheypoint import patterns
+from wheypoint.model import credential_text
+from wheypoint.model.credentials import _compiled, _COMMON_WORDS
+index = _compiled().index
+built = credential_text._index_state(index.needles, _COMMON_WORDS)
+state = (index.needles, index.words, index.direct, index.spaced, index.heads, index.head_of, index.exact_heads,
+         index.fused, index.to_space, index.to_token)
+kept = [key for key in (patterns._state["index"] or {}) if key.startswith("v:needle-index:")]
+print(json.dumps({"same": state == built, "kept": kept, "new": [k for k in patterns._state["new"] if k[:2] == "v:"]}))
+from wheypoint import boot
+boot.refresh()
+"""
+
+
+def test_the_scan_s_needle_index_is_kept_and_the_next_process_loads_the_one_it_would_build(tmp_path: Path) -> None:
+    site = _copy(tmp_path)
+    env = _env(tmp_path)
+
+    def index() -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", _INDEX, str(site)], cwd=site, env=env, capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+        return report
+
+    first = index()
+    assert first["same"] and not first["kept"] and len(first["new"]) == 1  # type: ignore[arg-type]
+    second = index()
+    assert second["same"] and second["kept"] == first["new"] and not second["new"], second
+    # A kept table of another shape (a forged or foreign file) is built again, and kept again.
+    import marshal
+
+    data = _patterns_file(site).read_bytes()
+    size = int.from_bytes(data[8:16], "little")
+    index_of = marshal.loads(data[16 : 16 + size])
+    blob = marshal.dumps(("not", "an", "index"))
+    forged = {k: v if not str(k).startswith("v:") else (0, len(blob)) for k, v in index_of.items()}
+    encoded = marshal.dumps(forged)
+    _patterns_file(site).write_bytes(data[:8] + len(encoded).to_bytes(8, "little") + encoded + blob)
+    third = index()
+    assert third["same"] and third["new"] == first["new"], third
+
+
 def test_the_cli_writes_the_file_once_its_answer_is_out(tmp_path: Path) -> None:
     site = _copy(tmp_path)
     env = _env(tmp_path)

@@ -1,4 +1,4 @@
-"""Regular expressions compiled once and kept beside the start-up image, so later commands only load them."""
+"""Regular expressions compiled once, and tables built once, kept beside the start-up image for later commands."""
 
 # Why. Python compiles a pattern in pure Python (the parser, then the code generator) and keeps the result for the
 # life of the process only. The credential scan's rules, its proximity rule and the personal-data patterns cost a
@@ -8,10 +8,15 @@
 # (`__pycache__/patterns.<cache tag>.bin`) and builds the pattern from them, so a pattern costs its compile once
 # per install and interpreter, not once per command.
 #
+# The same file keeps tables the package builds from its own source alone (`kept`): the credential scan's needle
+# index, a millisecond of every write to build, a fraction of one to load.
+#
 # Invariants, enforced here:
-# - Only patterns written in this package's source are given to `compiled` (the scan's rule tables, literals):
-#   never one built from input, which would put a user's text on disk. The file therefore holds a bounded set;
-#   past _MAX_ENTRIES or _MAX_BYTES it is started again.
+# - Only patterns written in this package's source are given to `compiled` (the scan's rule tables, literals),
+#   and only values built from that source to `kept`: never one built from input, which would put a user's text on
+#   disk. The file therefore holds a bounded set; past _MAX_ENTRIES or _MAX_BYTES it is started again.
+# - A kept table is named with a version, a digest of what it was built from, so a changed source builds it again;
+#   its shape is checked (the caller's `sound`) before it is used, and a table that fails is built again.
 # - A kept program is used only by the interpreter that made it: the file's header names the interpreter's
 #   version, its bytecode magic number and the regular-expression engine's own constants (`_sre.MAGIC`, its code
 #   unit size and limits), and a file of any other is ignored whole. `_sre.compile` validates every program it is
@@ -34,7 +39,10 @@ from wheypoint import boot
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from typing import Any, AnyStr
+    from collections.abc import Callable
+    from typing import Any, AnyStr, TypeVar
+
+    T = TypeVar("T")
 
 # `re.ASCII`, for callers that need the flag without loading `re` (its engine constant; a test holds it to `re`).
 ASCII = 256
@@ -62,6 +70,29 @@ def compiled(source: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     if found is None:
         found = _cache[key] = _load(source, int(flags))  # (a RegexFlag is an int the file cannot hold)
     return found
+
+
+def kept(name: str, version: str, build: Callable[[], T], sound: Callable[[object], bool]) -> T:
+    """`build()`, from the file when this install kept it: a marshallable value built from this package's source
+    alone, named `name` at `version` (see the invariants above). `sound` says whether a kept value has the shape
+    `build` gives; one that has not is built again."""
+    if not _state["opened"]:
+        _open()
+    key = f"v:{name}:{version}"  # (a pattern's key starts with `s` or b`b`)
+    entry = _state["index"].get(key) if _state["index"] is not None else None
+    if entry is not None:
+        try:
+            data = os.pread(_state["file"], entry[1], _state["at"] + entry[0])
+            value: Any = marshal.loads(data) if len(data) == entry[1] else None
+        except (OSError, EOFError, ValueError, TypeError):
+            value = None
+        if value is not None and sound(value):
+            found: T = value
+            return found
+    made = build()
+    if _state["path"] is not None:
+        _state["new"][key] = marshal.dumps(made)  # type: ignore[arg-type]  # (marshallable: the caller's promise)
+    return made
 
 
 def _key(source: str | bytes, flags: int) -> str | bytes:

@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.records import Record
 from wheypoint.patterns import compiled as regex
+from wheypoint.patterns import kept as kept_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,45 +101,78 @@ class NeedleIndex:
     """
 
     def __init__(self, needles: Iterable[str], common: frozenset[str]) -> None:
-
-        runs_of = regex(r"[a-z0-9]+").findall
-        self.needles = frozenset(needles)
-        self.words: list[tuple[str, bytes]] = []  # letters and digits only: tested among the distinct runs
-        self.direct: list[tuple[str, bytes]] = []  # tested in the text (or its distinct tokens)
-        self.spaced: dict[bytes, list[tuple[str, bytes, int, tuple[bytes, ...]]]] = {}  # anchor -> (needle, its
-        # bytes, where the anchor starts in it, its runs)
-        self.heads: dict[bytes, list[tuple[str, bytes]]] = {}
-        self.head_of: dict[str, tuple[str, int]] = {}  # needle -> its head and where the head starts in it
-        spelled: list[bytes] = []
-        for needle in sorted(self.needles):
-            if needle.startswith("\x00"):  # a shape (SHAPE_*), found otherwise
-                continue
-            raw = needle.encode()
-            spelled.append(raw)
-            runs = runs_of(needle)
-            space = -1
-            if len(needle.split(None, 1)) != 1 or needle.strip() != needle:  # it holds a space somewhere
-                space = max((at for at, c in enumerate(needle) if c.isspace()), default=-1)
-            if space >= 0:
-                self.spaced.setdefault(raw[space:], []).append((needle, raw, space, tuple(r.encode() for r in runs)))
-                continue
-            head = max(runs, key=len, default="")  # the longest run: `sk_live` is looked for as `live`, rarer than `sk`
-            if len(head) < 3 or needle in common:
-                (self.words if needle.isascii() and needle.isalnum() else self.direct).append((needle, raw))
-            else:
-                self.heads.setdefault(head.encode(), []).append((needle, raw))
-                self.head_of[needle] = (head, needle.index(head))
-        self.exact_heads = frozenset(self.heads)
-        self.fused: dict[bytes, tuple[bytes, ...]] = {}  # a head's first three characters -> the heads so beginning
-        for head in self.heads:
-            self.fused[head[:3]] = (*self.fused.get(head[:3], ()), head)
-        # Every byte but ASCII letters and digits to a space: bytes.translate and split cut a text into its
-        # alphanumeric runs many times faster than re.findall does (a non-ASCII character is bytes >= 0x80)
-        self.to_space = _blanking(_ALNUM)
-        # ...and every byte no spaceless needle holds: the text's tokens, in which each such needle occurs as it
-        # occurs in the text
-        self.to_token = _blanking(_ALNUM + b"".join(spelled).translate(None, _SPACES))
+        wanted = frozenset(needles)
+        # Built from the rule tables alone, so kept beside the start-up image once built (patterns.kept): about a
+        # millisecond of every write otherwise. Its version is a digest of what it is built from.
+        version = sha256_hex("\n".join([*sorted(wanted), "", *sorted(common)]).encode("utf-8", "surrogatepass"))
+        (self.needles, self.words, self.direct, self.spaced, self.heads, self.head_of, self.exact_heads, self.fused,
+         self.to_space, self.to_token) = kept_table("needle-index", version[:32],
+                                                    lambda: _index_state(wanted, common), _sound_index)  # fmt: skip
         self.accelerated: object = None  # what the accelerator builds from the index, on its first scan
+
+
+_IndexState = tuple[
+    frozenset[str],  # needles
+    list[tuple[str, bytes]],  # words: letters and digits only, tested among the distinct runs
+    list[tuple[str, bytes]],  # direct: tested in the text (or its distinct tokens)
+    dict[bytes, list[tuple[str, bytes, int, tuple[bytes, ...]]]],  # spaced: anchor -> (needle, its bytes, where the
+    # anchor starts in it, its runs)
+    dict[bytes, list[tuple[str, bytes]]],  # heads
+    dict[str, tuple[str, int]],  # head_of: needle -> its head and where the head starts in it
+    frozenset[bytes],  # exact_heads
+    dict[bytes, tuple[bytes, ...]],  # fused: a head's first three characters -> the heads so beginning
+    bytes,  # to_space
+    bytes,  # to_token
+]
+
+
+def _index_state(needles: frozenset[str], common: frozenset[str]) -> _IndexState:
+    """What a NeedleIndex holds, built from its needles (see the class)."""
+    runs_of = regex(r"[a-z0-9]+").findall
+    words: list[tuple[str, bytes]] = []
+    direct: list[tuple[str, bytes]] = []
+    spaced: dict[bytes, list[tuple[str, bytes, int, tuple[bytes, ...]]]] = {}
+    heads: dict[bytes, list[tuple[str, bytes]]] = {}
+    head_of: dict[str, tuple[str, int]] = {}
+    spelled: list[bytes] = []
+    for needle in sorted(needles):
+        if needle.startswith("\x00"):  # a shape (SHAPE_*), found otherwise
+            continue
+        raw = needle.encode()
+        spelled.append(raw)
+        runs = runs_of(needle)
+        space = -1
+        if len(needle.split(None, 1)) != 1 or needle.strip() != needle:  # it holds a space somewhere
+            space = max((at for at, c in enumerate(needle) if c.isspace()), default=-1)
+        if space >= 0:
+            spaced.setdefault(raw[space:], []).append((needle, raw, space, tuple(r.encode() for r in runs)))
+            continue
+        head = max(runs, key=len, default="")  # the longest run: `sk_live` is looked for as `live`, rarer than `sk`
+        if len(head) < 3 or needle in common:
+            (words if needle.isascii() and needle.isalnum() else direct).append((needle, raw))
+        else:
+            heads.setdefault(head.encode(), []).append((needle, raw))
+            head_of[needle] = (head, needle.index(head))
+    fused: dict[bytes, tuple[bytes, ...]] = {}
+    for head_bytes in heads:
+        fused[head_bytes[:3]] = (*fused.get(head_bytes[:3], ()), head_bytes)
+    # Every byte but ASCII letters and digits to a space: bytes.translate and split cut a text into its
+    # alphanumeric runs many times faster than re.findall does (a non-ASCII character is bytes >= 0x80)
+    to_space = _blanking(_ALNUM)
+    # ...and every byte no spaceless needle holds: the text's tokens, in which each such needle occurs as it
+    # occurs in the text
+    to_token = _blanking(_ALNUM + b"".join(spelled).translate(None, _SPACES))
+    return (needles, words, direct, spaced, heads, head_of, frozenset(heads), fused, to_space, to_token)
+
+
+_STATE_TYPES = (frozenset, list, list, dict, dict, dict, frozenset, dict, bytes, bytes)
+
+
+def _sound_index(value: object) -> bool:
+    """Whether a kept value has a NeedleIndex's shape (its containers; what they hold was built by this module)."""
+    return (isinstance(value, tuple) and len(value) == len(_STATE_TYPES)
+            and all(type(item) is kind for item, kind in zip(value, _STATE_TYPES, strict=True))
+            and len(value[8]) == len(value[9]) == 256)  # fmt: skip
 
 
 class Haystack:
