@@ -113,6 +113,60 @@ def test_git_that_cannot_start_or_does_not_finish_gives_none(tmp_path: Path) -> 
         os.environ["PATH"] = saved
 
 
+def test_a_started_git_runs_beside_the_caller_and_answers_once_asked(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """start_git returns while git still runs (here a git that takes 0.4 s to start); its answer is run_git's, the
+    same when asked again, and a checkpoint refused after asking leaves no git process behind."""
+    import os
+    import shutil
+    import time
+
+    from wheypoint.app.context import Context
+    from wheypoint.app.gitrun import run_git, start_git
+
+    repo = make_repo(tmp_path / "shop", {"retry.py": "a\nb\n"})
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "git").write_text(f'#!/bin/sh\nsleep 0.4\nexec {shutil.which("git")} "$@"\n', encoding="utf-8")
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    args = ["ls-tree", "-r", "--name-only", "-z", "HEAD", "--", "retry.py", "gone.py"]
+    begun = time.monotonic()
+    started = start_git(args, str(repo))
+    assert time.monotonic() - begun < 0.3, "start_git waited for git"
+    answer = started.answer()
+    assert time.monotonic() - begun >= 0.4 and answer == run_git(args, str(repo)) == (0, b"retry.py\0")
+    assert started.answer() is answer
+    # A checkpoint asks git which referenced files are tracked before its other work; refused after that (its
+    # transcript is not there), it still waits for git: no child of this process is left running or unreaped.
+    from wheypoint.app import gitrun
+    from wheypoint.app.checkpoint import _dry_run_or_commit
+    from wheypoint.app.context import NoteOptions, TranscriptChoice
+    from wheypoint.model.errors import Refusal
+
+    asked: list[gitrun.Started] = []
+
+    def recorded(*args: object, **kwargs: object) -> gitrun.Started:
+        asked.append(start_git(*args, **kwargs))  # type: ignore[arg-type]
+        return asked[-1]
+
+    monkeypatch.setattr(gitrun, "start_git", recorded)
+    monkeypatch.setenv("WHEYPOINT_HOME", str(tmp_path / "home"))
+    ctx = Context(cwd=str(repo))
+    intent = {"slug": "retry", "orientation": "Retry.", "next": {"move": "hold"}, "working_context": ["retry.py:1"]}
+    try:
+        _dry_run_or_commit(ctx, intent, TranscriptChoice(transcript=str(tmp_path / "gone.jsonl")), NoteOptions())
+    except Refusal as refused:
+        assert "transcript" in refused.code, refused
+    else:
+        raise AssertionError("a checkpoint grounded in no transcript was written")
+    assert asked and all(started.done is not None for started in asked), "a git process was left unreaped"
+    for started in asked:
+        try:
+            assert os.waitpid(started.pid or 0, os.WNOHANG) is None  # (reaped: waiting again must fail)
+        except ChildProcessError:
+            pass
+
+
 def test_an_ignored_path_stays_local_beside_a_path_outside_the_repository(wp: Runner, tmp_path: Path) -> None:
     """git check-ignore fails a whole batch over one path outside the repository; each group is asked apart."""
     repo = make_repo(tmp_path / "shop", {".gitignore": "build/\n", "src/a.py": "x\n"})

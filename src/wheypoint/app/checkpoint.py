@@ -19,6 +19,7 @@ from wheypoint.model.refs import line_ref_path, line_refs, ref_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from wheypoint.store.base import Store
@@ -42,26 +43,53 @@ def _target(store: Store, intent: dict[str, Any], project_key: str) -> tuple[str
     return work_id, existing.project_key if existing else project_key
 
 
-def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: Grounding | None) -> tuple[
-    Provenance, list[Problem]]:  # fmt: skip
-    """What the world says about an intent's references (pins, local refs, file digests) and its transcript.
+def _line_ref_sites(intent: dict[str, Any]) -> list[tuple[str, str]]:
+    """(JSON path, reference) of every path:line reference an intent makes, which a commit pins when tracked."""
+    sites: list[tuple[str, str]] = []
+    for index, item in enumerate(intent.get("working_context", [])):
+        sites += [(f"$.working_context[{index}]", ref) for ref in line_refs(item)]
+    for index, link in enumerate(intent.get("artifact_links", [])):
+        sites += [(f"$.artifact_links[{index}].ref", ref) for ref in line_refs(link["ref"])]
+    for index, fork in enumerate(intent.get("decision_dossier", [])):
+        for number, option in enumerate(fork["options"]):
+            for place, evidence in enumerate(option.get("evidence", [])):
+                site = f"$.decision_dossier[{index}].options[{number}].evidence[{place}]"
+                sites += [(site, ref) for ref in line_refs(evidence)]
+    return sites
+
+
+def ask_tracked(ctx: Context, intent: dict[str, Any]) -> Callable[[], set[str]]:
+    """Which files the intent's path:line references name are tracked at HEAD, asked of git now and answered when
+    called: `observe` takes the answer, and git runs while the command does its other work until then."""
+    paths = sorted({line_ref_path(ref) for _, ref in _line_ref_sites(intent)})
+    return ctx.checkout.tracked_at_head_later(paths) if ctx.checkout else set
+
+
+def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: Grounding | None,
+            tracked_later: Callable[[], set[str]] | None = None) -> tuple[Provenance, list[Problem]]:  # fmt: skip
+    """What the world says about an intent's references (pins, local refs, file digests) and its transcript;
+    `tracked_later`: `ask_tracked`'s answer for this intent, when it was asked already.
 
     Runs before the store's write transaction: git subprocesses and file hashing must not hold the lock.
     """
     checkout = ctx.checkout
     root = checkout.toplevel if checkout else ctx.cwd
     warnings: list[Problem] = []
-    line_ref_sites: list[tuple[str, str]] = []
-    for index, item in enumerate(intent.get("working_context", [])):
-        line_ref_sites += [(f"$.working_context[{index}]", ref) for ref in line_refs(item)]
-    for index, link in enumerate(intent.get("artifact_links", [])):
-        line_ref_sites += [(f"$.artifact_links[{index}].ref", ref) for ref in line_refs(link["ref"])]
-    for index, fork in enumerate(intent.get("decision_dossier", [])):
-        for number, option in enumerate(fork["options"]):
-            for place, evidence in enumerate(option.get("evidence", [])):
-                site = f"$.decision_dossier[{index}].options[{number}].evidence[{place}]"
-                line_ref_sites += [(site, ref) for ref in line_refs(evidence)]
-    tracked = checkout.tracked_at_head(sorted({line_ref_path(r) for _, r in line_ref_sites})) if checkout else set()
+    # What needs no answer from git comes first, while git works on its question.
+    digests = {}
+    for link in intent.get("artifact_links", []):
+        if ref_kind(link["ref"]) == "relative":
+            target = os.path.join(root, line_ref_path(link["ref"]))
+            if checkout is None or checkout.contains(target):
+                found = file_digest(target)
+                if found:
+                    digests[link["ref"]] = found
+    git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
+    # Never the intent's (contract.py): the transcript named, else WHEYPOINT_SESSION, else the one live session.
+    session = (grounding.session if grounding else None) or ctx.session() or _live_session(ctx, project_key)
+    unusable = session is not None and first_hidden(f"{session['harness']}:{session['id']}") is not None
+    line_ref_sites = _line_ref_sites(intent)
+    tracked = (tracked_later or ask_tracked(ctx, intent))()
     pins: dict[str, str] = {}
     for path, ref in line_ref_sites:
         if checkout and checkout.commit and line_ref_path(ref) in tracked:
@@ -79,18 +107,7 @@ def observe(ctx: Context, intent: dict[str, Any], project_key: str, grounding: G
         unknown = sorted({line_ref_path(r) for r in relative} - tracked)
         ignored = checkout.ignored(unknown)
         local |= {r for r in relative if line_ref_path(r) in ignored}
-    digests = {}
-    for link in intent.get("artifact_links", []):
-        if ref_kind(link["ref"]) == "relative":
-            target = os.path.join(root, line_ref_path(link["ref"]))
-            if checkout is None or checkout.contains(target):
-                found = file_digest(target)
-                if found:
-                    digests[link["ref"]] = found
-    git = {"branch": checkout.branch, "commit": checkout.commit} if checkout and checkout.commit else None
-    # Never the intent's (contract.py): the transcript named, else WHEYPOINT_SESSION, else the one live session.
-    session = (grounding.session if grounding else None) or ctx.session() or _live_session(ctx, project_key)
-    if session and first_hidden(f"{session['harness']}:{session['id']}") is not None:
+    if unusable:
         # The id comes from a transcript or the environment and goes on the note's `session:` line: a line break or
         # hidden character there would split or disguise that line, so the session is left out, with a warning.
         warnings.append(Problem("session-unusable", "$.session", "the session id holds a line break or a hidden "
@@ -195,15 +212,27 @@ def _dry_run_or_commit(
 ) -> dict[str, Any]:  # fmt: skip
     """Build the revision on the head; commit it when `notes` says where its note goes, else a dry run. `writer`:
     a store the caller opened to write and closes itself, else one is opened here for this call."""
-    write = notes is not None
     project_key = ctx.project_key()
+    tracked = ask_tracked(ctx, intent)  # git runs while the transcript is read and the store opened
+    try:
+        return _on_store(ctx, intent, choice, notes, known_head, writer, project_key, tracked)
+    finally:
+        tracked()  # (read, and git's process waited for, whatever happened meanwhile)
+
+
+def _on_store(
+    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, notes: NoteOptions | None,
+    known_head: dict[str, Any] | None, writer: Store | None, project_key: str, tracked: Callable[[], set[str]],
+) -> dict[str, Any]:  # fmt: skip
+    """`_dry_run_or_commit`, with git asked which referenced files are tracked."""
+    write = notes is not None
     grounded = _ground(ctx, intent, choice)
     store = writer if writer is not None else ctx.open_store(create=write)
     try:
         work_id, work_project = _target(store, intent, project_key)
         base = intent.get("base_revision_id")
         candidate = revision_id_for(work_id, base, request_digest(intent))
-        prov, observed = observe(ctx, intent, work_project or project_key, grounded)
+        prov, observed = observe(ctx, intent, work_project or project_key, grounded, tracked)
 
         def build(head: dict[str, Any] | None) -> Any:
             return apply(head, intent, prov)

@@ -18,28 +18,62 @@ KILL = 9  # SIGKILL; the signal module is not imported for one number
 
 def run_git(args: list[str], cwd: str, stdin: bytes = b"", timeout: float = 30.0) -> tuple[int, bytes] | None:
     """(exit status, standard output) of `git -C cwd args...`, or None when git could not be run or timed out."""
-    argv = ["git", "-C", cwd, *args]
+    return start_git(args, cwd, stdin, timeout).answer()
+
+
+class Started:
+    """A git command `start_git` set running: `answer()` waits for it (once; later calls give the same answer).
+
+    Until then the command runs beside the caller, which may do other work: git's output waits in its pipe
+    (a larger one waits for the reader), and the timeout counts from the start.
+    """
+
+    def __init__(self, argv: list[str], stdin: bytes, timeout: float) -> None:
+        self.argv, self.stdin, self.deadline = argv, stdin, time.monotonic() + timeout
+        self.pid: int | None = None
+        self.pipes = (-1, -1)
+        self.done: tuple[tuple[int, bytes] | None] | None = None
+
+    def answer(self) -> tuple[int, bytes] | None:
+        """(exit status, standard output), or None when git could not be run or timed out."""
+        if self.done is None:
+            self.done = (self._wait(),)
+        return self.done[0]
+
+    def _wait(self) -> tuple[int, bytes] | None:
+        if self.pid is None:
+            if hasattr(os, "posix_spawnp"):
+                return None  # the spawn failed
+            return _run_with_subprocess(self.argv, self.stdin, self.deadline - time.monotonic())  # pragma: no cover
+        output = _exchange(*self.pipes, self.stdin, self.deadline)
+        if output is None:
+            os.kill(self.pid, KILL)
+        _, status = os.waitpid(self.pid, 0)
+        return None if output is None else (os.waitstatus_to_exitcode(status), output)
+
+
+def start_git(args: list[str], cwd: str, stdin: bytes = b"", timeout: float = 30.0) -> Started:
+    """Set `git -C cwd args...` running and return at once; its `answer()` is `run_git`'s. Where the platform has
+    no `posix_spawnp` the command runs, through `subprocess`, when the answer is asked for."""
+    started = Started(["git", "-C", cwd, *args], stdin, timeout)
     if not hasattr(os, "posix_spawnp"):  # pragma: no cover - not POSIX
-        return _run_with_subprocess(argv, stdin, timeout)
+        return started
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     devnull = os.open(os.devnull, os.O_WRONLY)
     actions = [(os.POSIX_SPAWN_DUP2, in_read, 0), (os.POSIX_SPAWN_DUP2, out_write, 1),
                (os.POSIX_SPAWN_DUP2, devnull, 2)]  # fmt: skip
     try:
-        pid = os.posix_spawnp("git", argv, os.environ, file_actions=actions)
+        started.pid = os.posix_spawnp("git", started.argv, os.environ, file_actions=actions)
     except OSError:
         for fd in (in_write, out_read):
             os.close(fd)
-        return None
+        return started
     finally:
         for fd in (in_read, out_write, devnull):
             os.close(fd)
-    output = _exchange(in_write, out_read, stdin, time.monotonic() + timeout)
-    if output is None:
-        os.kill(pid, KILL)
-    _, status = os.waitpid(pid, 0)
-    return None if output is None else (os.waitstatus_to_exitcode(status), output)
+    started.pipes = (in_write, out_read)
+    return started
 
 
 def _exchange(in_write: int, out_read: int, stdin: bytes, deadline: float) -> bytes | None:

@@ -14,7 +14,7 @@ from wheypoint.model.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 STORE_FILE = "store.sqlite3"
 MAX_DIGEST_BYTES = 256 * 1024 * 1024
@@ -110,19 +110,38 @@ class Checkout(Record):
 
     def git(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0, 1)) -> str | None:
         """git's output for a command run in this checkout, when it exits with one of `ok`; else None."""
-        from wheypoint.app.gitrun import run_git  # only commands that classify references or check history
+        return self.git_later(*args, stdin=stdin, ok=ok)()
 
-        done = run_git(list(args), self.toplevel, (stdin or "").encode("utf-8"))
-        if done is None or done[0] not in ok:
-            return None
-        return done[1].decode("utf-8", errors="replace")
+    def git_later(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0, 1)) -> Callable[[], str | None]:
+        """`git`, set running now and answered when the function returned is called (git runs meanwhile; the
+        function may be called again and gives the same answer)."""
+        from wheypoint.app.gitrun import start_git  # only commands that classify references or check history
+
+        started = start_git(list(args), self.toplevel, (stdin or "").encode("utf-8"))
+
+        def output() -> str | None:
+            done = started.answer()
+            if done is None or done[0] not in ok:
+                return None
+            return done[1].decode("utf-8", errors="replace")
+
+        return output
 
     def tracked_at_head(self, paths: list[str]) -> set[str]:
         """Which of these repository-relative paths are files in the HEAD commit."""
+        return self.tracked_at_head_later(paths)()
+
+    def tracked_at_head_later(self, paths: list[str]) -> Callable[[], set[str]]:
+        """`tracked_at_head`, asked now and answered when the function returned is called (see `git_later`)."""
         if not paths or not self.commit:
-            return set()
-        out = self.git("ls-tree", "-r", "--name-only", "-z", "HEAD", "--", *paths)
-        return set(out.split("\0")) & set(paths) if out else set()
+            return set
+        output = self.git_later("ls-tree", "-r", "--name-only", "-z", "HEAD", "--", *paths)
+
+        def tracked() -> set[str]:
+            out = output()
+            return set(out.split("\0")) & set(paths) if out else set()
+
+        return tracked
 
     def ignored(self, paths: list[str]) -> set[str]:
         """Which of these repository-relative paths git ignores.
