@@ -432,6 +432,10 @@ def test_the_newest_heads_holding_a_value_are_read_in_order_and_the_others_left_
     monkeypatch.setattr(integrity, "intact", lambda work_id, *rest: parsed.append(work_id) or real(work_id, *rest))
     assert next(store.newest_heads_holding("proj", "sid-1", 20)) == store.record("f")
     assert parsed == ["f", "f"]  # the newest that may hold it, then `record`'s own read: "d" and "a" never parsed
+    parsed.clear()  # a work the caller's filter refuses is passed over with its head unread, and still counts
+    asked: list[str] = []
+    holding = store.newest_heads_holding("proj", "sid-1", 3, lambda work_id: asked.append(work_id) or work_id != "f")
+    assert [r["work_id"] for r in holding] == ["d"] and asked == ["g", "f", "d"] and parsed == ["d"]
     monkeypatch.undo()
     # a damaged head is left out, never refused: another work's damage must not cost the caller
     raw(location, "UPDATE revisions SET record_json = replace(record_json, 'retry', 'RETRY') WHERE work_id = 'd'")

@@ -78,27 +78,29 @@ def part_number(slug: str, own: str) -> int | None:
 
 
 def _session_work(store: Store, project: str, session: dict[str, str], slug: str) -> dict[str, Any] | None:
-    """The head record of the work a rescue of this session continues: the newest of the project's RECENT_WORKS
-    newest works whose head was written in this session, else the last part of the session's own rescue work
-    (`slug`) however many works came after it and whoever wrote its head (a rescue into it keeps only the turns
-    it does not hold yet).
+    """The head record of the work a rescue of this session continues: the newest of the work an agent wrote in
+    the session (among the project's RECENT_WORKS newest works) and the last part of the session's own rescue work
+    (`slug`), however many works came after that part and whoever wrote its head (a rescue into it keeps only the
+    turns it does not hold yet).
 
-    "Newest" is the store's order, by the second a head was written: the parts one rescue writes share a second,
-    and their order within it says nothing. Parts are numbered in the order they were begun, so when the newest
-    work written in the session is one of its own parts, the rescue continues the session's last part from there.
+    The parts are numbered in the order they were begun, so the last is found by its number (one indexed lookup a
+    part) rather than by the store's newest-first order, which ties within a second: a long session's first rescue
+    writes several parts in one. Only that part's head is read, and of the others only those of works that are
+    not the session's own parts; a tie between the two is the part's.
     """
-    after = 0
-    for record in store.newest_heads_holding(project, session["id"], RECENT_WORKS):  # (a damaged head left out)
-        if record.get("session") == session:
-            after = part_number(record["slug"], slug) or 0
-            if not after:
-                return record  # a work an agent wrote in the session
-            if not store.works_with_slug(part_slug(slug, after + 1), project):
-                return record  # the session's last part
-            break
-    number = _last_part(store, project, slug, after)
+
+    def other(work_id: str) -> bool:
+        return part_number(work_id.rpartition(".")[0], slug) is None
+
+    agents = (record for record in store.newest_heads_holding(project, session["id"], RECENT_WORKS, other)
+              if record.get("session") == session)  # fmt: skip  # (a damaged head left out)
+    agent = next(agents, None)
+    number = _last_part(store, project, slug)
     found = (_usable_head(store, own.work_id) for own in store.works_with_slug(part_slug(slug, number), project))
-    return next((record for record in found if record is not None), None) if number else None
+    own = next((record for record in found if record is not None), None) if number else None
+    if agent is None or (own is not None and own["updated_at"] >= agent["updated_at"]):
+        return own
+    return agent
 
 
 def _last_part(store: Store, project: str, slug: str, after: int = 0) -> int:

@@ -37,7 +37,7 @@ from wheypoint.store.rows import Write as Write
 from wheypoint.store.rows import WrittenFrom as WrittenFrom
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from wheypoint.store.rows import Build as Build
 
@@ -60,12 +60,15 @@ class Store(Protocol):
     def records(self, work_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The head records of the works named, by work id, in one read (a work not in the store is left out)."""
 
-    def newest_heads_holding(self, project_key: str, value: str, limit: int) -> Iterator[dict[str, Any]]:
+    def newest_heads_holding(
+        self, project_key: str, value: str, limit: int, passing: Callable[[str], bool] | None = None
+    ) -> Iterator[dict[str, Any]]:
         """The head records, newest first, of the project's `limit` most recently updated works, less every one whose
         stored text cannot hold the string `value` (a session id, say): for a plain ASCII value, a text that does not
         spell it is passed over unparsed. Each head is read, and parsed and verified (as `record` does; a damaged
         one is left out), only when the caller comes to it, who checks where the value stands and may stop at the
-        first: what is wanted is read before the store is closed."""
+        first: what is wanted is read before the store is closed. `passing`, when given, is asked of each work id
+        first: a work it refuses is passed over with its head unread (it still counts among the `limit`)."""
 
     def revisions(self, work_id: str) -> list[dict[str, Any]]:
         """Every revision receipt of a work, oldest first."""

@@ -241,7 +241,9 @@ class SqlStore:
                 found[str(work_id)] = intact_record(str(work_id), str(revision_id), digest, text)
         return found
 
-    def newest_heads_holding(self, project_key: str, value: str, limit: int) -> Iterator[dict[str, Any]]:
+    def newest_heads_holding(
+        self, project_key: str, value: str, limit: int, passing: Callable[[str], bool] | None = None
+    ) -> Iterator[dict[str, Any]]:
         from wheypoint.model.integrity import intact
 
         # A record is stored as `dumps` writes it, where a string of plain characters is spelled as itself between
@@ -255,6 +257,8 @@ class SqlStore:
 
         def heads() -> Iterator[dict[str, Any]]:  # a head's text is read when the caller comes to it
             for (work_id,) in newest:
+                if passing is not None and not passing(str(work_id)):
+                    continue
                 for text, revision_id, digest in self._lookup(
                     "SELECT r.record_json, r.revision_id, r.record_digest FROM works w JOIN revisions r ON "
                     "r.revision_id = w.head_revision_id WHERE w.work_id = ?",
