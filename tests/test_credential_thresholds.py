@@ -178,7 +178,7 @@ def _generated_rule(entropy: float = 0.0, allow: tuple[tuple[str, str], ...] = (
     """A generated rule as the scan holds it, with its entropy floor and allow-list set for the test."""
     from wheypoint.model import credentials
 
-    rule = credentials._Rule("test-rule", 0, ("tok",), r"tok_(\w+)", re.ASCII)
+    rule = credentials.Rule("test-rule", 0, ("tok",), r"tok_(\w+)", re.ASCII)
     rule.kind, rule.group, rule.entropy, rule.allow = "gitleaks", 1, entropy, allow
     return rule
 

@@ -44,7 +44,7 @@ _WRITE = {"wheypoint.cli.flags", "wheypoint.model.intake", "wheypoint.model.cont
           # the scan every intent goes through: its hand-written rules, the generated gitleaks table (data) and
           # how it searches a text
           "wheypoint.model.credential_hand", "wheypoint.model.credential_near", "wheypoint.model.credential_rules",
-          "wheypoint.model.credential_text",
+          "wheypoint.model.credential_text", "wheypoint.model.credential_table",
           "wheypoint.model.credential_values", "wheypoint.model.pii",  # and the personal-data scan beside it
           "wheypoint.patterns",  # their patterns, kept compiled beside the start-up image
           "wheypoint.model.canonical", "wheypoint.model.derived", "wheypoint.model.bases", "wheypoint.model.characters",

@@ -72,13 +72,20 @@ def compiled(source: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     return found
 
 
-def kept(name: str, version: str, build: Callable[[], T], sound: Callable[[object], bool]) -> T:
+def kept(
+    name: str, version: str, build: Callable[[], T], sound: Callable[[object], bool], sources: tuple[str, ...] = ()
+) -> T:
     """`build()`, from the file when this install kept it: a marshallable value built from this package's source
-    alone, named `name` at `version` (see the invariants above). `sound` says whether a kept value has the shape
-    `build` gives; one that has not is built again."""
+    alone, named `name` at `version` (see the invariants above). `sources`: the package's modules it is built from
+    (`model/credential_hand.py`), whose sizes and times then belong to its version too; where one is not a file
+    (a zipapp), nothing is kept. `sound` says whether a kept value has the shape `build` gives; one that has not
+    is built again."""
+    stamps = _stamps(sources)
+    if stamps is None:
+        return build()
     if not _state["opened"]:
         _open()
-    key = f"v:{name}:{version}"  # (a pattern's key starts with `s` or b`b`)
+    key = f"v:{name}:{version}{stamps}"  # (a pattern's key starts with `s` or b`b`)
     entry = _state["index"].get(key) if _state["index"] is not None else None
     if entry is not None:
         try:
@@ -93,6 +100,16 @@ def kept(name: str, version: str, build: Callable[[], T], sound: Callable[[objec
     if _state["path"] is not None:
         _state["new"][key] = marshal.dumps(made)  # type: ignore[arg-type]  # (marshallable: the caller's promise)
     return made
+
+
+def _stamps(sources: tuple[str, ...]) -> str | None:
+    """`:size.mtime_ns` of each of the package's source files named, or None when one cannot be looked at."""
+    folder = os.path.dirname(boot.__file__)
+    try:
+        found = [os.stat(os.path.join(folder, *source.split("/"))) for source in sources]
+    except OSError:
+        return None
+    return "".join(f":{st.st_size}.{st.st_mtime_ns}" for st in found)
 
 
 def _key(source: str | bytes, flags: int) -> str | bytes:

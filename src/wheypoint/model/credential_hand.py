@@ -481,3 +481,6 @@ GENERIC: tuple[tuple[str, str, Validator], ...] = (
         _check_piped,
     ),
 )
+
+# Each rule's judge by its id: credentials.py makes a rule from the row its kept table holds, and takes it here.
+CHECKS: dict[str, Validator] = {rule_id: check for rule_id, _, check in (*PATTERNS, *GENERIC)}

@@ -20,18 +20,20 @@
 
 from __future__ import annotations
 
+from wheypoint.model.credential_table import Compiled, Rule
+from wheypoint.model.credential_table import compiled as _compiled
+
 # CredentialHit lives with the text helpers, which build hits too; it is re-exported here as the scan's answer.
-from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TELEGRAM, CredentialHit
+from wheypoint.model.credential_text import CredentialHit
 from wheypoint.patterns import ASCII
 from wheypoint.patterns import compiled as regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
-    from wheypoint.model.credential_near import Near
 
 __all__ = ["ALLOWLIST", "RULES", "CredentialHit", "has_credential", "redact", "redact_spans", "scan_text"]
 
@@ -157,94 +159,6 @@ ALLOWLIST: tuple[tuple[str, str], ...] = (
 )
 
 
-# Words that occur inside longer identifiers (dbPassword, githubToken): looked for anywhere in the text.
-_COMMON_WORDS = frozenset(
-    {"pass", "pwd", "password", "passwd", "secret", "token", "key", "api", "access", "auth", "authorization",
-     "credential", "creds", "client", "private", "aws", "mysql", "mariadb", "sshpass", "docker", "curl",
-     "signing", "encryption", "sig"}
-)  # fmt: skip
-
-# The first words of what a sentence calls a secret (credential_hand._PROSE_KEYWORDS).  Words as common in prompts
-# as "session" or "master" are looked for only as part of the name ("session key", "master_key").
-_PROSE_NEEDLES = (
-    "pass", "pwd", "pw", "psk", "secret", "token", "api", "access", "credential", "creds", "hmac", "encryption",
-    "signing", "license", "unseal", "decryption", "fernet", "recovery", "cookie", "jwt",
-    *(f"{word}{sep}key" for word in ("private", "session", "master", "webhook", "app", "aes", "root", "admin", "shared",
-                                     "account", "storage", "service") for sep in (" ", "_", "-", "")),
-)  # fmt: skip
-
-# Hand-written rules: literal strings (lower case), one of which must occur for the rule to be able to match.
-_NEEDLES: dict[str, tuple[str, ...]] = {
-    "private-key": ("private key",),
-    "gcp-service-account": ("private_key_id",),
-    "jwt": ("eyj",),
-    "discord-bot-token": (SHAPE_DISCORD,),
-    "telegram-bot-token": (SHAPE_TELEGRAM,),
-    "mailgun-api-key": ("key-",),
-    "mailgun-api-key-v2": (SHAPE_HEX32,),
-    "vault-token": ("hvs.", "hvb.", "hvr."),
-    "new-relic-user-key": ("nrak-",),
-    "twilio-account-sid": ("ac",),
-    "aws-secret-access-key": ("aws", "secret"),
-    "aws-key-pair": ("akia", "asia"),
-    "discord-webhook": ("discord",),
-    "anthropic-api-key": ("sk-ant-",),
-    "openai-api-key": ("sk-",),
-    "slack-token": ("xox",),
-    "pypi-token": ("pypi-",),
-    "gitlab-token": ("glpat-", "gldt-", "glrt-", "glptt-", "gloas-"),
-    "npm-token": ("_authtoken=", "npm_"),
-    "azure-storage-key": ("accountkey=", "sharedaccesskey="),
-    "azure-sas-signature": ("sig=",),
-    "putty-private-key": ("putty-user-key-file-",),
-    "tailscale-key": ("tskey-",),
-    "docker-hub-pat": ("dckr_",),
-    "supabase-secret-key": ("sb_secret_",),
-    "stripe-webhook-secret": ("whsec_",),
-    "figma-token": ("figd_", "figo_", "figu_"),
-    "notion-token": ("ntn_",),
-    "flyio-token": ("flyv1",),
-    "okta-api-token": ("ssws",),
-    "curl-user": ("curl",),
-    "authorization-header": ("authorization",),
-    "url-password": ("://",),
-    "high-entropy-assignment": ("pass", "secret", "token", "api", "access", "auth", "client", "private"),
-    "password-flag": ("mysql", "mariadb", "sshpass", "--password", "docker", "curl"),
-    "prose-secret": _PROSE_NEEDLES,
-    "prose-secret-after": _PROSE_NEEDLES,
-    "prose-secret-bare": _PROSE_NEEDLES,
-    "prose-secret-near": _PROSE_NEEDLES,
-    "piped-secret": ("echo", "printf"),
-}
-
-# Hand-written rules whose every match starts with one of its needles: they are tried only at the needles'
-# occurrences (re.match there), so their cost follows how often the word occurs, not the length of the text.
-_ANCHORED = frozenset(
-    {
-        "aws-secret-access-key",
-        "authorization-header",
-        "high-entropy-assignment",
-        "password-flag",
-        "prose-secret",
-        "prose-secret-bare",
-        "piped-secret",
-        "azure-sas-signature",
-        "tailscale-key",
-        "docker-hub-pat",
-        "supabase-secret-key",
-        "stripe-webhook-secret",
-        "figma-token",
-        "notion-token",
-        "flyio-token",
-        "okta-api-token",
-        "curl-user",
-    }
-)
-
-# Hand-written rules searched over the whole text: a PEM block may be longer than a window, and the others
-# start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
-_WHOLE_TEXT = frozenset({"private-key", "putty-private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
-
 # Hand-written rules whose every match ends with one of its needles' words ("use ... as the root pw"): tried only
 # on the line before each occurrence, and only where a linking word stands there (see _ending_at).
 _ENDING = frozenset({"prose-secret-after"})
@@ -254,94 +168,8 @@ _BEFORE = 160  # how far before the name such a match may start
 # each judged by credential_near.check.
 _NEAR = frozenset({"prose-secret-near"})
 
-# A gitleaks rule every match of which starts with one of its keywords (the generator works that out from the
-# pattern) is tried only where a keyword occurs, like the anchored hand-written rules.  Any other is searched over
-# the whole text when its pattern starts with a literal (re finds a literal prefix fast), else only near each
-# occurrence of its keywords (credential_text.WINDOW).
 
-
-class _Rule:
-    """One rule ready to run: its id, priority, needles, pattern source and how to judge a match."""
-
-    __slots__ = ("allow", "anchored", "check", "entropy", "flags", "group", "kind", "needles", "priority", "rule_id",
-                 "src", "stopwords", "whole")  # fmt: skip
-
-    def __init__(self, rule_id: str, priority: int, needles: tuple[str, ...], src: str, flags: int) -> None:
-        self.rule_id, self.priority, self.needles, self.src, self.flags = rule_id, priority, needles, src, flags
-        self.kind = "hand"
-        self.check: Callable[[re.Match[str]], bool] | None = None
-        self.group = 0
-        self.entropy = 0.0
-        self.allow: tuple[tuple[str, str], ...] = ()
-        self.stopwords: tuple[str, ...] = ()
-        self.whole = True
-        self.anchored = False
-
-
-class _Compiled:
-    """The rule table, built on first use; each regex compiles when its rule first runs."""
-
-    def __init__(self) -> None:
-        from wheypoint.model import credential_hand as hand
-        from wheypoint.model import credential_rules as generated
-        from wheypoint.model import credential_values as values
-        from wheypoint.model.credential_text import NeedleIndex
-
-        self.hand, self.values = hand, values
-        rules: list[_Rule] = []
-        for rule_id, src, check in hand.PATTERNS:
-            rules.append(_Rule(rule_id, len(rules), _NEEDLES[rule_id], src, 0))
-            rules[-1].check = check
-            rules[-1].whole = rule_id in _WHOLE_TEXT
-        for rule_id, src, group, entropy, keywords, allow, stopwords, starts_with_keyword in generated.RULES:
-            rule = _Rule(rule_id, len(rules), keywords, src, ASCII)
-            rule.kind, rule.group, rule.entropy = "gitleaks", group, entropy
-            rule.allow, rule.stopwords = allow, stopwords
-            rule.whole = "[\\s\\S" in src or "(?s" in src or src[:1].isalnum()
-            rule.anchored = starts_with_keyword
-            rules.append(rule)
-        for rule_id, src, check in hand.GENERIC:
-            rules.append(_Rule(rule_id, len(rules), _NEEDLES[rule_id], src, 0))
-            rules[-1].check = check
-            rules[-1].whole = rule_id in _WHOLE_TEXT
-        for rule in rules:
-            rule.anchored = rule.anchored or rule.rule_id in _ANCHORED
-        self.rules = rules
-        self.index = NeedleIndex((n for rule in rules for n in rule.needles), _COMMON_WORDS)
-        self.by_needle: dict[str, list[int]] = {}  # needle -> priorities of the rules it gates
-        for rule in rules:
-            for needle in rule.needles:
-                self.by_needle.setdefault(needle, []).append(rule.priority)
-        self.global_allow = generated.GLOBAL_ALLOW
-        self.global_stopwords = generated.GLOBAL_STOPWORDS
-        self.patterns: dict[int, re.Pattern[str]] = {}
-        self._near: list[Near] = []
-
-    def near(self) -> Near:
-        """The proximity rule's patterns, compiled when it first runs."""
-        if not self._near:
-            from wheypoint.model.credential_near import Near
-
-            self._near.append(Near(self.hand.PROSE_KEYWORDS))
-        return self._near[0]
-
-    def pattern(self, rule: _Rule) -> re.Pattern[str]:
-        compiled = self.patterns.get(rule.priority)
-        if compiled is None:
-            compiled = self.patterns[rule.priority] = regex(rule.src, rule.flags)
-        return compiled
-
-
-_CACHE: list[_Compiled] = []
-
-
-def _compiled() -> _Compiled:
-    if not _CACHE:
-        _CACHE.append(_Compiled())
-    return _CACHE[0]
-
-
-def _gitleaks_span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:
+def _gitleaks_span(rule: Rule, m: re.Match[str]) -> tuple[int, int]:
     """The secret's span, as gitleaks picks it: the rule's group, else the first non-empty group, else all."""
     if rule.group > 0:
         return m.span(rule.group)
@@ -352,7 +180,7 @@ def _gitleaks_span(rule: _Rule, m: re.Match[str]) -> tuple[int, int]:
     return m.span()
 
 
-def _gitleaks_allowed(compiled: _Compiled, rule: _Rule, m: re.Match[str], secret: str) -> bool:
+def _gitleaks_allowed(compiled: Compiled, rule: Rule, m: re.Match[str], secret: str) -> bool:
     """True when gitleaks' own allow-lists (global and the rule's) or its entropy floor drop the finding."""
     if rule.entropy and compiled.values.shannon(secret) <= rule.entropy:  # gitleaks keeps only what is above
         return True
@@ -413,9 +241,8 @@ def _scan(text: str) -> list[CredentialHit]:
     if not present:
         return []
     found: list[tuple[int, int, int, str, bool]] = []  # (priority, start, end, rule, allow-listed)
-    rules = compiled.rules
     for priority in sorted({p for needle in present for p in compiled.by_needle.get(needle, ())}):
-        rule = rules[priority]
+        rule = compiled.rule(priority)
         pattern = compiled.pattern(rule)
         starts = shapes.get(rule.needles[0])
         matches: Iterator[re.Match[str]]
