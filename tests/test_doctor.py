@@ -225,6 +225,33 @@ def test_a_hook_that_is_stale_incomplete_or_runs_a_missing_program_is_a_problem(
     assert ("hook-not-current", "opencode", None) in found
 
 
+def test_a_hook_that_runs_python_dash_m_from_the_project_s_folder_is_a_problem(scene: Scene) -> None:
+    """An install from before `-P`: `"<python>" -m wheypoint` puts the folder the harness runs it in first on the
+    module path, so doctor says to install again; what `hooks install` writes now is not flagged."""
+    import sys
+
+    installed = scene.scratch.hooks("install", "--harness", "claude-code")
+    code, reply = scene.doctor()
+    assert not [p for p in reply["problems"] if p["code"] == "hook-runner-unsafe"], reply["problems"]
+    path = Path(installed["path"])
+    old = f'"{sys.executable}" -m wheypoint hook PreCompact --harness claude-code'
+    settings = json.loads(path.read_text())
+    settings["hooks"]["PreCompact"][0]["hooks"][0]["command"] = old
+    path.write_text(json.dumps(settings, indent=2))
+    code, reply = scene.doctor()
+    found = {(p["code"], p.get("harness"), p.get("event")) for p in reply["problems"]}
+    assert code == 1 and ("hook-runner-unsafe", "claude-code", "PreCompact") in found
+    assert ("hook-runner-unsafe", "claude-code", "Stop") not in found
+    from wheypoint.app.harness_files import runs_from_its_folder
+
+    assert runs_from_its_folder('"/usr/bin/python3" -m wheypoint') and runs_from_its_folder(
+        "python3 -X dev -m wheypoint"
+    )
+    for safe in ("python3 -P -m wheypoint", "python3 -I -m wheypoint", "python3 -IP -m wheypoint",
+                 "python3 /x/wheypoint.pyz", "/x/bin/wheypoint", "python3 -m other wheypoint"):  # fmt: skip
+        assert not runs_from_its_folder(safe), safe
+
+
 def test_codex_trust_per_hook_trusted_changed_untrusted_and_disabled(scene: Scene) -> None:
     installed = scene.scratch.hooks("install", "--harness", "codex", "--command", RECORDED_RUNNER)
     hooks_json = Path(installed["path"])

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+import wheypoint
 from conftest import BASE_PYTHON, Reply, make_repo, node_program
 from wheypoint.hooks.install import EVENTS, quote
 from wheypoint.hooks.settings import detect_indent, is_ours
@@ -134,8 +135,10 @@ def test_install_merges_into_existing_settings_and_its_commands_run(
         assert os.path.isabs(words[0])  # the interpreter by absolute path
         if runtime == "pyz":
             assert words[1:-4] == [str(request.getfixturevalue("pyz"))]  # the zipapp by absolute path
+        elif sys.version_info >= (3, 11):
+            assert words[1:-4] == ["-P", "-m", "wheypoint"]  # the checkout the hook runs in stays off the path
         else:
-            assert words[1:-4] == ["-m", "wheypoint"]
+            assert words[1:-4] == [str(Path(wheypoint.__file__).resolve().parent / "__main__.py")]
     assert all(e["installed"] and e["current"] for e in reply["events"])
 
     # What the harness would run answers it: one JSON document, exit 0.
@@ -143,6 +146,30 @@ def test_install_merges_into_existing_settings_and_its_commands_run(
     done = scratch.shell(command, json.dumps({"session_id": "s-1", "cwd": str(scratch.root)}))
     assert done.returncode == 0, done.stderr
     assert isinstance(json.loads(done.stdout), dict)
+
+
+def test_a_hook_run_in_a_checkout_holding_a_wheypoint_folder_runs_wheypoint_not_the_checkout_s_code(
+    scratch: Scratch,
+) -> None:
+    """A harness runs its hooks in the project's folder, anyone's checkout: one holding a `wheypoint/` package (or a
+    `wheypoint.py`) must not have it run in place of this runtime by the installed command."""
+    reply = scratch.hooks("install", "--harness", "claude-code")
+    assert reply["changed"] is True
+    hostile = make_repo(scratch.root / "hostile")
+    marker = scratch.root / "ran-the-checkout-s-code"
+    payload = f"open({str(marker)!r}, 'w').write('ran')\n"
+    (hostile / "wheypoint").mkdir()
+    for name in ("__init__.py", "__main__.py"):
+        (hostile / "wheypoint" / name).write_text(payload, encoding="utf-8")
+    (hostile / "wheypoint.py").write_text(payload, encoding="utf-8")
+    data = json.loads((scratch.home / ".claude" / "settings.json").read_text())
+    for event, _ in EVENTS["claude-code"]:
+        command = _ours(data, event)[0]["command"]
+        done = subprocess.run(["sh", "-c", command], input=json.dumps({"session_id": "s-1", "cwd": str(hostile)}),
+                              capture_output=True, text=True, env=scratch.env, cwd=hostile, timeout=60,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0 and isinstance(json.loads(done.stdout), dict), done.stdout + done.stderr
+        assert not marker.exists(), f"{event}: the checkout's own wheypoint ran"
 
 
 def test_installing_twice_gives_the_same_bytes_and_no_second_backup(scratch: Scratch) -> None:

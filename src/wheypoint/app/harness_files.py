@@ -105,13 +105,22 @@ def plugin_path(config_folder: str, scope_root: str | None) -> str:
 
 
 def default_runner() -> str:
-    """This runtime by absolute path: `"<python>" "<wheypoint.pyz>"` in the zipapp, else `"<python>" -m wheypoint`."""
+    """This runtime by absolute path: `"<python>" "<wheypoint.pyz>"` in the zipapp, else `"<python>" -P -m wheypoint`
+    (Python 3.11+), else (3.10) `"<python>" "<the package's __main__.py>"`.
+
+    A harness runs its hooks in the project's folder, which may be a checkout of anyone's. `python -m wheypoint`
+    puts that folder first on the module path, so a checkout holding a `wheypoint/` folder would run its own code
+    in the hook. `-P` keeps it off the path; on 3.10, which lacks `-P`, the program is run by its file's path,
+    which puts the package's own folder there instead (it holds no module of another package's name).
+    """
     import wheypoint
 
     python = quote(sys.executable or "python3")
     if wheypoint.RUNNING_ARCHIVE:
         return f"{python} {quote(wheypoint.RUNNING_ARCHIVE)}"
-    return f"{python} -m wheypoint"
+    if sys.version_info >= (3, 11):
+        return f"{python} -P -m wheypoint"
+    return f"{python} {quote(os.path.join(os.path.dirname(os.path.abspath(wheypoint.__file__)), '__main__.py'))}"
 
 
 def quote(arg: str, windows: bool | None = None) -> str:
@@ -131,6 +140,18 @@ def handler(harness: str, event: str, limit: int, command: str) -> dict[str, Any
     """The hook handler wheypoint writes: a command with its time limit (Gemini's also named, for /hooks)."""
     named = {"name": f"wheypoint-{event.lower()}"} if harness == "gemini" else {}
     return {**named, "type": "command", "command": command, "timeout": limit}
+
+
+def runs_from_its_folder(runner: str) -> bool:
+    """Whether a runner imports wheypoint as `python -m` does with the folder it runs in first on the module path
+    (no `-P`, `-I` or `-c` before `-m`): in a checkout holding a `wheypoint/` folder, that folder's code would run
+    (see `default_runner`)."""
+    words = runner.split()
+    if "-m" not in words or words[words.index("-m") + 1 : words.index("-m") + 2] != ["wheypoint"]:
+        return False
+    options = words[1 : words.index("-m")]
+    return not any(word in ("-P", "-I") or (word.startswith("-") and not word.startswith("--") and
+                                           ("P" in word or "I" in word)) for word in options)  # fmt: skip
 
 
 def runner_of(command: str) -> str:
