@@ -251,6 +251,15 @@ def test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_stor
         transcript.write_bytes(transcript.read_bytes() + b"\n")
     _, loaded = fire(event)
     assert "wheypoint.transcripts.discovery" in loaded
+    # A new prompt that names no secret is kept without the scan's rules being loaded: the kept needle index says
+    # none can match (credential_table.py), so neither the hand-written rules nor the generated ones are imported.
+    line = json.loads(Path(world["transcript"]).read_text(encoding="utf-8").splitlines()[-1])
+    line.update(uuid="u-new", timestamp="2030-01-01T00:00:00Z", message={"role": "user", "content": "Go on, please."})
+    transcript.write_bytes(transcript.read_bytes() + (json.dumps(line) + "\n").encode() + b"\n" * STOP_GROWTH)
+    kept, loaded = fire(event)
+    assert event == "Stop" or "kept 1 turn(s) verbatim" in kept, kept
+    rules = {"wheypoint.model.credential_hand", "wheypoint.model.credential_rules", "wheypoint.model.credential_near"}
+    assert "wheypoint.model.credential_table" in loaded and not rules & loaded, sorted(rules & loaded)
 
 
 def test_the_program_raises_the_collectors_first_threshold_before_it_imports_a_command(tmp_path: Path) -> None:

@@ -234,12 +234,12 @@ def _scan(text: str) -> list[CredentialHit]:
     from wheypoint.model import credential_text as text_search
 
     compiled = _compiled()
-    hand = compiled.hand
     shapes: dict[str, list[int] | None] = {}
     haystack = text_search.Haystack(text)
     present = text_search.present(compiled.index, haystack, shapes)
     if not present:
         return []
+    hand = compiled.hand  # (imported here: a text with no needle runs no rule)
     found: list[tuple[int, int, int, str, bool]] = []  # (priority, start, end, rule, allow-listed)
     for priority in sorted({p for needle in present for p in compiled.by_needle.get(needle, ())}):
         rule = compiled.rule(priority)
