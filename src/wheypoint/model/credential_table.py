@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_TELEGRAM
+from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_SID34, SHAPE_TELEGRAM
 from wheypoint.patterns import ASCII
 from wheypoint.patterns import compiled as regex
 from wheypoint.patterns import kept as kept_table
@@ -47,7 +47,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "mailgun-api-key-v2": (SHAPE_HEX32,),
     "vault-token": ("hvs.", "hvb.", "hvr."),
     "new-relic-user-key": ("nrak-",),
-    "twilio-account-sid": ("ac",),
+    "twilio-account-sid": (SHAPE_SID34,),
     "aws-secret-access-key": ("aws", "secret"),
     "aws-key-pair": ("akia", "asia"),
     "discord-webhook": ("discord",),
@@ -106,7 +106,7 @@ _ANCHORED = frozenset(
 
 # Hand-written rules searched over the whole text: a PEM block may be longer than a window, and the others
 # start with a literal, which re finds fast.  Rules with a shape needle are tried where a word of that shape is.
-_WHOLE_TEXT = frozenset({"private-key", "putty-private-key", "twilio-account-sid", "new-relic-user-key", "vault-token"})
+_WHOLE_TEXT = frozenset({"private-key", "putty-private-key", "new-relic-user-key", "vault-token"})
 
 # A gitleaks rule every match of which starts with one of its keywords (the generator works that out from the
 # pattern) is tried only where a keyword occurs, like the anchored hand-written rules.  Any other is searched over

@@ -53,10 +53,12 @@ _SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0"  # the bytes c for which ch
 # this many distinct words one search of the whole text is cheaper (a hash-heavy log holds thousands).
 _FEW_SHAPES = 16
 
-# Three rules have no literal of their own; they run where the text holds their shape (see present()).
+# Four rules run where the text holds their shape (see present()): three have no literal of their own, and the
+# Twilio account id's only literal, `ac`, sits in every other sentence ("each", "compaction").
 SHAPE_DISCORD = "\x00discord"  # a run of 24+ token characters, `.`, six more, `.` and 27 more
 SHAPE_TELEGRAM = "\x00telegram"  # a run of 8+ digits ending at a `:`
 SHAPE_HEX32 = "\x00hex32"  # a word of exactly 32 hex digits
+SHAPE_SID34 = "\x00sid34"  # a word of exactly 34 hex digits starting `ac`
 
 # The optional accelerator (wheypoint[fast]), looked for on the first long text's scan: its module, or None.
 _ENGINE: list[ModuleType | None] = []
@@ -267,9 +269,9 @@ def present(index: NeedleIndex, haystack: Haystack, shapes: dict[str, list[int] 
     """
     engine = accelerator() if len(haystack.data) >= ACCELERATE_FROM else None
     found = _present_pure(index, haystack) if engine is None else engine.present(index, haystack)
-    hex32 = _hex32(haystack.data)
-    if hex32:  # a few such words are cheaper found one by one than by the rule's search of the whole text
-        shapes[SHAPE_HEX32] = haystack.occurrences(tuple(hex32)) if len(hex32) <= _FEW_SHAPES else None
+    for shape, words in zip((SHAPE_HEX32, SHAPE_SID34), _hex_words(haystack.data), strict=True):
+        if words:  # a few such words are cheaper found one by one than by the rule's search of the whole text
+            shapes[shape] = haystack.occurrences(tuple(words)) if len(words) <= _FEW_SHAPES else None
     _token_shapes(haystack, shapes)
     found.update(shapes)
     return found
@@ -319,15 +321,18 @@ _ALNUM_CLASSES = bytes.maketrans(_ALNUM, bytes(0x68 if c in _HEX_DIGITS else 0x6
 _HEX_CLASSES = _blanking(_ALNUM).translate(_ALNUM_CLASSES)
 
 
-def _hex32(data: bytes) -> set[str]:
-    """The distinct alphanumeric runs of exactly 32 hex digits in the (lower-cased) text's bytes."""
+def _hex_words(data: bytes) -> tuple[set[str], set[str]]:
+    """The distinct alphanumeric runs of the (lower-cased) text's bytes that are exactly 32 hex digits, and those
+    that are exactly 34 starting `ac`."""
     classes = b" " + data.translate(_HEX_CLASSES) + b" "
-    shape = b" " + b"h" * 32 + b" "
-    found: set[str] = set()
-    at = classes.find(shape)
-    while at >= 0:  # at is where the word starts in data (classes has one byte more in front)
-        found.add(data[at : at + 32].decode("ascii"))
-        at = classes.find(shape, at + 33)
+    found: tuple[set[str], set[str]] = (set(), set())
+    for length, kept in zip((32, 34), found, strict=True):
+        shape = b" " + b"h" * length + b" "
+        at = classes.find(shape)
+        while at >= 0:  # at is where the word starts in data (classes has one byte more in front)
+            if length == 32 or data.startswith(b"ac", at):
+                kept.add(data[at : at + length].decode("ascii"))
+            at = classes.find(shape, at + length + 1)
     return found
 
 

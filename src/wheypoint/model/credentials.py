@@ -239,7 +239,6 @@ def _scan(text: str) -> list[CredentialHit]:
     present = text_search.present(compiled.index, haystack, shapes)
     if not present:
         return []
-    hand = compiled.hand  # (imported here: a text with no needle runs no rule)
     found: list[tuple[int, int, int, str, bool]] = []  # (priority, start, end, rule, allow-listed)
     for priority in sorted({p for needle in present for p in compiled.by_needle.get(needle, ())}):
         rule = compiled.rule(priority)
@@ -263,6 +262,7 @@ def _scan(text: str) -> list[CredentialHit]:
             spans = [(0, len(text))] if rule.whole else haystack.windows(tuple(present.intersection(rule.needles)))
             matches = (m for lo, hi in spans for m in pattern.finditer(text, lo, hi))
         if rule.kind == "hand":
+            hand = compiled.hand  # (imported only when a hand-written rule runs)
             for m in matches:
                 group = hand.value_group(m)
                 start, end = m.span(group)  # two starts giving one value are both kept, and merged below
