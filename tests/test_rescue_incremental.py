@@ -70,6 +70,17 @@ class Scene:
         answer: dict[str, Any] = json.loads(done.stdout)
         return answer
 
+    def hook_in_process(self, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+        """A PreCompact run in this process (for a test that counts what it calls): exit code and what it printed."""
+        from wheypoint.cli.main import answer
+
+        monkeypatch.setenv("WHEYPOINT_HOME", str(self.home))
+        monkeypatch.setenv("HOME", str(self.home))
+        monkeypatch.chdir(self.repo)
+        payload = {"session_id": SESSION_ID, "transcript_path": str(self.path), "cwd": str(self.repo),
+                   "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+        return answer(["hook", "PreCompact", "--harness", "claude-code"], json.dumps(payload).encode())
+
     def kept(self) -> list[str]:
         """The meat texts of the session's work, oldest first (sqlite3 on the store: no wheypoint read)."""
         import sqlite3
@@ -409,7 +420,6 @@ def test_the_rest_after_a_read_mark_is_an_unfinished_line_only(tmp_path: Path) -
 def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
     # Locating a session reads its transcript's head; the hook locates it, and the rescue and the checkpoints it
     # writes take that one (TranscriptChoice.found) instead of locating it again.
-    from wheypoint.cli.main import answer
     from wheypoint.transcripts import discovery
 
     scene.append(scene.record("user", "First: the retry helper."), scene.record("user", "Second: and its tests."))
@@ -421,12 +431,7 @@ def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.Mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(discovery, "by_path", counted)
-    monkeypatch.setenv("WHEYPOINT_HOME", str(scene.home))
-    monkeypatch.setenv("HOME", str(scene.home))
-    monkeypatch.chdir(scene.repo)
-    payload = {"session_id": SESSION_ID, "transcript_path": str(scene.path), "cwd": str(scene.repo),
-               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
-    code, printed = answer(["hook", "PreCompact", "--harness", "claude-code"], json.dumps(payload).encode())
+    code, printed = scene.hook_in_process(monkeypatch)
     assert code == 0 and "kept 2 turn(s)" in json.loads(printed)["systemMessage"], printed
     assert calls == [str(scene.path)]
     assert scene.kept() == ["First: the retry helper.", "Second: and its tests."]
@@ -459,7 +464,6 @@ def test_a_rescue_goes_through_one_store_connection(scene: Scene, monkeypatch: p
     opened to write when the store is there; a store not there yet is read as empty until the first write makes
     it, and opening it to read made nothing."""
     from wheypoint.app.context import Context
-    from wheypoint.cli.main import answer
 
     if store == "there":
         scene.append(scene.record("user", "First: the retry helper."))
@@ -475,12 +479,7 @@ def test_a_rescue_goes_through_one_store_connection(scene: Scene, monkeypatch: p
         return real(self, create)
 
     monkeypatch.setattr(Context, "_open", counted)
-    monkeypatch.setenv("WHEYPOINT_HOME", str(scene.home))
-    monkeypatch.setenv("HOME", str(scene.home))
-    monkeypatch.chdir(scene.repo)
-    payload = {"session_id": SESSION_ID, "transcript_path": str(scene.path), "cwd": str(scene.repo),
-               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
-    code, printed = answer(["hook", "PreCompact", "--harness", "claude-code"], json.dumps(payload).encode())
+    code, printed = scene.hook_in_process(monkeypatch)
     assert code == 0 and f"{SLUG}-part-2" in json.loads(printed)["systemMessage"], printed
     assert opened == ([True] if store == "there" else [False, True])
     assert len(_parts(scene.home)) == 2
