@@ -13,7 +13,7 @@ import os
 from wheypoint.app.context import Context, note_path_named, place_of
 from wheypoint.app.links import backlinks
 from wheypoint.app.lookup import exact_matches, suggestions, work_named
-from wheypoint.app.trust import gate_findings, git_findings, lineage_findings, link_findings, note_findings
+from wheypoint.app.trust import gate_findings, git_findings_later, lineage_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
 
@@ -163,13 +163,21 @@ def _trusted(ctx: Context, store: Store, work: WorkRef, matched: str, ref: str, 
     record = _head_record(store, work)
     place = place_of(ctx, work)
     note = note or place.note_path
-    findings = gate_findings(record, store.revisions(work.work_id)) + lineage_findings(record, _head_of(store, work))
-    findings += note_findings(record, note)
-    if place.checkout is None and place.checkout_path is not None:
+    unchecked = place.checkout is None and place.checkout_path is not None
+    # git is asked first and answered last (its processes waited for whatever happens): it works while the store,
+    # the note and the links are checked
+    git_later = None if unchecked else git_findings_later(record, place.checkout)
+    try:
+        findings = gate_findings(record, store.revisions(work.work_id))
+        findings += lineage_findings(record, _head_of(store, work)) + note_findings(record, note)
+        if git_later is not None:
+            findings += link_findings(record, place.checkout)
+    finally:
+        git_found = git_later() if git_later is not None else []
+    if git_later is None:
         findings.append(Finding("checkout-missing", ADVISORY, f"written in {place.checkout_path}, which is not a "
                                 "checkout now: links, commits and pins were not checked"))  # fmt: skip
-    else:
-        findings += link_findings(record, place.checkout) + git_findings(record, place.checkout)
+    findings += git_found
     outcome = "gated" if any(f.severity == GATING for f in findings) else "authoritative"
     reply = _answer(
         outcome, ref=ref, matched_by=matched, work_id=record["work_id"], slug=record["slug"],

@@ -138,14 +138,17 @@ def link_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Fin
     return found
 
 
-def git_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Finding]:
-    """The recorded commit and the path:line pins against the repository as it is now.
+def git_findings_later(record: dict[str, Any], checkout: Checkout | None) -> Callable[[], list[Finding]]:
+    """The recorded commit and the path:line pins against the repository as it is now: the questions to git asked
+    now, at once, and the findings made when the function returned is called (the caller does its other checks
+    while git works, and calls it whatever happens, so that git's processes are waited for).
 
     A commit that is HEAD itself needs no question to git: it is present, an ancestor, and nothing came
-    since. Any other commit costs one `git cat-file` for presence and one `git rev-list` for history.
+    since. Any other commit costs one `git cat-file` for presence and one `git rev-list` for history; each pinned
+    commit one `git diff` (asked beside the presence check: a commit found missing has its answers left unread).
     """
     if checkout is None:
-        return [Finding("no-checkout", ADVISORY, "not in a git checkout: commits and pins were not checked")]
+        return lambda: [Finding("no-checkout", ADVISORY, "not in a git checkout: commits and pins were not checked")]
     texts = list(record["working_context"]) + [link.get("pinned", link["ref"]) for link in record["artifact_links"]]
     texts += [item for fork in record["decision_dossier"] for option in fork["options"]
               for item in option.get("evidence", [])]  # fmt: skip
@@ -153,20 +156,31 @@ def git_findings(record: dict[str, Any], checkout: Checkout | None) -> list[Find
     anchor = record["git"]["commit"] if record["git"] else None
     head = checkout.commit or ""
     shas = sorted({sha for _, sha in pins} | ({anchor} if anchor else set()))
-    missing = checkout.missing_objects([sha for sha in shas if not head.startswith(sha)])
-    found = [Finding("git-object-missing", GATING, f"commit {sha[:12]} is not in the repository (rewritten away?)")
-             for sha in sorted(missing)]  # fmt: skip
-    if anchor and anchor not in missing and anchor != head:
-        history = checkout.history_since(anchor)
-        if history is None or history[1] > 0:
-            found.append(Finding("stale-commit", ADVISORY, f"the checkpoint's commit {anchor[:7]} is not an ancestor "
-                                 "of HEAD (another branch, or history was rewritten)"))  # fmt: skip
-        elif history[0] > 0:
-            found.append(
-                Finding("stale-commit", ADVISORY, f"{history[0]} commit(s) since the checkpoint's {anchor[:7]}")
-            )
-    for sha in sorted({sha for _, sha in pins} - missing):
-        paths = sorted({path for path, pinned in pins if pinned == sha})
-        for path in sorted(checkout.changed_since(sha, paths)):
-            found.append(Finding("pin-drifted", ADVISORY, f"{path} changed since {sha}: its line numbers may be off"))
-    return found
+    missing_later = checkout.missing_objects_later([sha for sha in shas if not head.startswith(sha)])
+    history_later = checkout.history_since_later(anchor) if anchor and anchor != head else None
+    changed_later = {sha: checkout.changed_since_later(sha, sorted({path for path, pinned in pins if pinned == sha}))
+                     for sha in sorted({sha for _, sha in pins})}  # fmt: skip
+
+    def findings() -> list[Finding]:
+        missing = missing_later()
+        found = [Finding("git-object-missing", GATING, f"commit {sha[:12]} is not in the repository (rewritten "
+                         "away?)") for sha in sorted(missing)]  # fmt: skip
+        history = history_later() if history_later is not None else None
+        if anchor and anchor not in missing and anchor != head:
+            if history is None or history[1] > 0:
+                found.append(Finding("stale-commit", ADVISORY, f"the checkpoint's commit {anchor[:7]} is not an "
+                                     "ancestor of HEAD (another branch, or history was rewritten)"))  # fmt: skip
+            elif history[0] > 0:
+                found.append(
+                    Finding("stale-commit", ADVISORY, f"{history[0]} commit(s) since the checkpoint's {anchor[:7]}")
+                )
+        for sha, changed_since in changed_later.items():
+            changed = changed_since()  # (read even for a missing commit: its process is waited for)
+            if sha in missing:
+                continue
+            for path in sorted(changed):
+                found.append(Finding("pin-drifted", ADVISORY, f"{path} changed since {sha}: its line numbers may be "
+                                     "off"))  # fmt: skip
+        return found
+
+    return findings

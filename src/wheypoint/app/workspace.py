@@ -167,29 +167,56 @@ class Checkout(Record):
 
     def missing_objects(self, shas: list[str]) -> set[str]:
         """Which of these commit ids the repository no longer has (rewritten away, or never fetched)."""
+        return self.missing_objects_later(shas)()
+
+    def missing_objects_later(self, shas: list[str]) -> Callable[[], set[str]]:
+        """`missing_objects`, asked now and answered when called (see `git_later`)."""
         if not shas:
-            return set()
-        out = self.git("cat-file", "--batch-check", stdin="".join(f"{sha}^{{commit}}\n" for sha in shas))
-        if out is None:
-            return set()
-        lines = out.splitlines()
-        return {sha for sha, line in zip(shas, lines, strict=False) if line.endswith("missing")}
+            return set
+        output = self.git_later("cat-file", "--batch-check", stdin="".join(f"{sha}^{{commit}}\n" for sha in shas))
+
+        def missing() -> set[str]:
+            out = output()
+            lines = out.splitlines() if out is not None else []
+            return {sha for sha, line in zip(shas, lines, strict=False) if line.endswith("missing")}
+
+        return missing
 
     def history_since(self, sha: str) -> tuple[int, int] | None:
         """(commits HEAD has that `sha` lacks, commits `sha` has that HEAD lacks), in one git call.
 
         The second number is 0 exactly when `sha` is an ancestor of HEAD. None when git cannot say.
         """
-        out = self.git("rev-list", "--left-right", "--count", f"HEAD...{sha}", ok=(0,))
-        parts = out.split() if out else []
-        if len(parts) != 2 or not all(part.isdigit() for part in parts):
-            return None
-        return int(parts[0]), int(parts[1])
+        return self.history_since_later(sha)()
+
+    def history_since_later(self, sha: str) -> Callable[[], tuple[int, int] | None]:
+        """`history_since`, asked now and answered when called (see `git_later`)."""
+        output = self.git_later("rev-list", "--left-right", "--count", f"HEAD...{sha}", ok=(0,))
+
+        def history() -> tuple[int, int] | None:
+            out = output()
+            parts = out.split() if out else []
+            if len(parts) != 2 or not all(part.isdigit() for part in parts):
+                return None
+            return int(parts[0]), int(parts[1])
+
+        return history
 
     def changed_since(self, sha: str, paths: list[str]) -> set[str]:
         """Which of these paths differ between `sha` and the working tree."""
-        out = self.git("diff", "--name-only", "-z", sha, "--", *paths) if paths else None
-        return {p for p in out.split("\0") if p} if out else set()
+        return self.changed_since_later(sha, paths)()
+
+    def changed_since_later(self, sha: str, paths: list[str]) -> Callable[[], set[str]]:
+        """`changed_since`, asked now and answered when called (see `git_later`)."""
+        if not paths:
+            return set
+        output = self.git_later("diff", "--name-only", "-z", sha, "--", *paths)
+
+        def changed() -> set[str]:
+            out = output()
+            return {p for p in out.split("\0") if p} if out else set()
+
+        return changed
 
     def worktree_roots(self) -> list[str]:
         """This checkout's top folder and every other worktree of its repository, read from the git files.
