@@ -70,16 +70,16 @@ class Scene:
         answer: dict[str, Any] = json.loads(done.stdout)
         return answer
 
-    def hook_in_process(self, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
-        """A PreCompact run in this process (for a test that counts what it calls): exit code and what it printed."""
+    def hook_in_process(self, monkeypatch: pytest.MonkeyPatch, event: str = "PreCompact") -> tuple[int, str]:
+        """A hook run in this process (for a test that counts what it calls): exit code and what it printed."""
         from wheypoint.cli.main import answer
 
         monkeypatch.setenv("WHEYPOINT_HOME", str(self.home))
         monkeypatch.setenv("HOME", str(self.home))
         monkeypatch.chdir(self.repo)
         payload = {"session_id": SESSION_ID, "transcript_path": str(self.path), "cwd": str(self.repo),
-                   "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
-        return answer(["hook", "PreCompact", "--harness", "claude-code"], json.dumps(payload).encode())
+                   "hook_event_name": event, "trigger": "auto"}  # fmt: skip
+        return answer(["hook", event, "--harness", "claude-code"], json.dumps(payload).encode())
 
     def kept(self) -> list[str]:
         """The meat texts of the session's work, oldest first (sqlite3 on the store: no wheypoint read)."""
@@ -417,12 +417,16 @@ def test_the_rest_after_a_read_mark_is_an_unfinished_line_only(tmp_path: Path) -
     assert rest_after(path, None) is None and rest_after(path, {"offset": -1}) is None
 
 
-def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("event", ["PreCompact", "Stop"])
+def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.MonkeyPatch, event: str) -> None:
     # Locating a session reads its transcript's head; the hook locates it, and the rescue and the checkpoints it
-    # writes take that one (TranscriptChoice.found) instead of locating it again.
+    # writes take that one (TranscriptChoice.found) instead of locating it again. A Stop (which rescues once the
+    # transcript grew by STOP_GROWTH) whose payload names a transcript on disk leaves the locating to the rescue.
+    from wheypoint.hooks.events import STOP_GROWTH
     from wheypoint.transcripts import discovery
 
     scene.append(scene.record("user", "First: the retry helper."), scene.record("user", "Second: and its tests."))
+    scene.append(scene.record("assistant", "x" * STOP_GROWTH))
     calls: list[str] = []
     real = discovery.by_path
 
@@ -431,8 +435,8 @@ def test_a_rescue_locates_its_session_once(scene: Scene, monkeypatch: pytest.Mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(discovery, "by_path", counted)
-    code, printed = scene.hook_in_process(monkeypatch)
-    assert code == 0 and "kept 2 turn(s)" in json.loads(printed)["systemMessage"], printed
+    code, printed = scene.hook_in_process(monkeypatch, event)
+    assert code == 0 and (event == "Stop" or "kept 2 turn(s)" in json.loads(printed)["systemMessage"]), printed
     assert calls == [str(scene.path)]
     assert scene.kept() == ["First: the retry helper.", "Second: and its tests."]
 

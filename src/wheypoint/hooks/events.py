@@ -350,8 +350,11 @@ def _stop(ctx: Context, harness: str, payload: dict[str, Any], budget: int, answ
     if payload.get("stop_hook_active"):  # a stop hook already made the agent go on: do not stack another rescue
         return
     named = unchanged.named(harness, payload)
-    if named and is_regular(named[0]) and not _grown(ctx, harness, payload, named[0]):
-        answer.log["skipped"] = "transcript grew too little since the last rescue"  # known without locating it
+    if named and is_regular(named[0]):  # the payload names its transcript, and it is on disk
+        if not _grown(ctx, harness, payload, named[0]):
+            answer.log["skipped"] = "transcript grew too little since the last rescue"  # known without locating it
+        else:
+            _rescue(ctx, harness, payload, "stop", answer)  # (which locates it, once)
         return
     try:
         path = _choice(harness, payload).locate(ctx).path
