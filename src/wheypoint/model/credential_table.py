@@ -169,7 +169,8 @@ def _sound_table(value: object) -> bool:
             and type(value[2]) is tuple and type(value[3]) is tuple and len(value[0]) > 0)  # fmt: skip
 
 
-# What the table is built from: its version names these files' sizes and times (patterns.kept).
+# What the table is built from (the rows, and how they are made): its version names these files' sizes and times
+# (patterns.kept), so an upgrade, which leaves the kept file behind, never meets a table its old build kept.
 _SOURCES = ("model/credential_table.py", "model/credential_hand.py", "model/credential_rules.py")
 
 

@@ -105,11 +105,13 @@ class NeedleIndex:
     def __init__(self, needles: Iterable[str], common: frozenset[str]) -> None:
         wanted = frozenset(needles)
         # Built from the rule tables alone, so kept beside the start-up image once built (patterns.kept): about a
-        # millisecond of every write otherwise. Its version is a digest of what it is built from.
+        # millisecond of every write otherwise. Its version is a digest of what it is built from, and this module's
+        # size and time (how it is built: a changed build must not meet an index the old one kept).
         version = sha256_hex("\n".join([*sorted(wanted), "", *sorted(common)]).encode("utf-8", "surrogatepass"))
         (self.needles, self.words, self.direct, self.spaced, self.heads, self.head_of, self.exact_heads, self.fused,
          self.to_space, self.to_token) = kept_table("needle-index", version[:32],
-                                                    lambda: _index_state(wanted, common), _sound_index)  # fmt: skip
+                                                    lambda: _index_state(wanted, common), _sound_index,
+                                                    ("model/credential_text.py",))  # fmt: skip
         self.accelerated: object = None  # what the accelerator builds from the index, on its first scan
 
 
