@@ -35,6 +35,7 @@ class Scene:
         self.path = root / "projects" / f"{SESSION_ID}.jsonl"
         self.path.parent.mkdir(parents=True)
         self.count = 0
+        self.store: str | None = None  # a team store's URL, else the SQLite file under `home`
 
     def record(self, kind: str, text: str, **extra: Any) -> str:
         self.count += 1
@@ -61,6 +62,8 @@ class Scene:
     def hook(self, event: str = "PreCompact") -> dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
         env.update(WHEYPOINT_HOME=str(self.home), HOME=str(self.home))
+        if self.store is not None:
+            env["WHEYPOINT_STORE"] = self.store
         payload = {"session_id": SESSION_ID, "transcript_path": str(self.path), "cwd": str(self.repo),
                    "hook_event_name": event, "trigger": "auto"}  # fmt: skip
         done = subprocess.run([sys.executable, "-m", "wheypoint", "hook", event, "--harness", "claude-code"],
@@ -487,3 +490,24 @@ def test_a_rescue_goes_through_one_store_connection(scene: Scene, monkeypatch: p
     assert code == 0 and f"{SLUG}-part-2" in json.loads(printed)["systemMessage"], printed
     assert opened == ([True] if store == "there" else [False, True])
     assert len(_parts(scene.home)) == 2
+
+
+def test_a_long_session_s_rescues_go_on_in_its_parts_on_the_team_store(scene: Scene, postgres_url: str) -> None:
+    """On PostgreSQL too, a rescue reads and writes through one connection opened to write (the team store is
+    always there): a long session's first rescue fills part 1 and begins part 2, and the next goes on in part 2."""
+    from wheypoint.store import open_store
+
+    scene.store = postgres_url
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(8)))
+    assert f"{SLUG}-part-2 r1" in scene.hook()["systemMessage"]
+    scene.append(scene.record("user", "After the parts."))
+    assert f"{SLUG}-part-2 r2" in scene.hook()["systemMessage"]
+    store = open_store(postgres_url, create=False)
+    try:
+        parts = [store.record(work.work_id) for slug in (SLUG, f"{SLUG}-part-2") for work in
+                 store.works_with_slug(slug, None)]  # fmt: skip
+    finally:
+        store.close()
+    assert [len(part["meat"]) for part in parts if part] == [7, 2]
+    assert parts[1] and parts[1]["meat"][-1]["text"] == "After the parts."
+    assert not (scene.home / "store.sqlite3").exists()  # (nothing written beside it)
