@@ -87,15 +87,10 @@ def kept(
         _open()
     key = f"v:{name}:{version}{stamps}"  # (a pattern's key starts with `s` or b`b`)
     entry = _state["index"].get(key) if _state["index"] is not None else None
-    if entry is not None:
-        try:
-            data = os.pread(_state["file"], entry[1], _state["at"] + entry[0])
-            value: Any = marshal.loads(data) if len(data) == entry[1] else None
-        except (OSError, EOFError, ValueError, TypeError):
-            value = None
-        if value is not None and sound(value):
-            found: T = value
-            return found
+    value: Any = _entry(entry) if entry is not None else None
+    if value is not None and sound(value):
+        found: T = value
+        return found
     made = build()
     if _state["path"] is not None:
         _state["new"][key] = marshal.dumps(made)  # type: ignore[arg-type]  # (marshallable: the caller's promise)
@@ -164,14 +159,22 @@ def _sound_program(program: object) -> bool:
             and all(name is None or isinstance(name, str) for name in names))  # fmt: skip
 
 
-def _from_file(source: AnyStr, entry: tuple[int, int]) -> re.Pattern[AnyStr] | None:
+def _entry(entry: tuple[int, int]) -> Any:
+    """A kept entry's value (at its offset and length in the open file), or None when it cannot be read whole."""
     try:
         data = os.pread(_state["file"], entry[1], _state["at"] + entry[0])
-        program: Any = marshal.loads(data) if len(data) == entry[1] else None
-        if not _sound_program(program):
-            return None
+        return marshal.loads(data) if len(data) == entry[1] else None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def _from_file(source: AnyStr, entry: tuple[int, int]) -> re.Pattern[AnyStr] | None:
+    program = _entry(entry)
+    if not _sound_program(program):
+        return None
+    try:
         pattern: re.Pattern[AnyStr] = _sre.compile(source, *program)
-    except (OSError, EOFError, ValueError, TypeError, RuntimeError, OverflowError):
+    except (ValueError, TypeError, RuntimeError, OverflowError):
         return None
     return pattern
 

@@ -212,23 +212,13 @@ def _dry_run_or_commit(
 ) -> dict[str, Any]:  # fmt: skip
     """Build the revision on the head; commit it when `notes` says where its note goes, else a dry run. `writer`:
     a store the caller opened to write and closes itself, else one is opened here for this call."""
+    write = notes is not None
     project_key = ctx.project_key()
     tracked = ask_tracked(ctx, intent)  # git runs while the transcript is read and the store opened
+    store = writer
     try:
-        return _on_store(ctx, intent, choice, notes, known_head, writer, project_key, tracked)
-    finally:
-        tracked()  # (read, and git's process waited for, whatever happened meanwhile)
-
-
-def _on_store(
-    ctx: Context, intent: dict[str, Any], choice: TranscriptChoice, notes: NoteOptions | None,
-    known_head: dict[str, Any] | None, writer: Store | None, project_key: str, tracked: Callable[[], set[str]],
-) -> dict[str, Any]:  # fmt: skip
-    """`_dry_run_or_commit`, with git asked which referenced files are tracked."""
-    write = notes is not None
-    grounded = _ground(ctx, intent, choice)
-    store = writer if writer is not None else ctx.open_store(create=write)
-    try:
+        grounded = _ground(ctx, intent, choice)
+        store = writer if writer is not None else ctx.open_store(create=write)
         work_id, work_project = _target(store, intent, project_key)
         base = intent.get("base_revision_id")
         candidate = revision_id_for(work_id, base, request_digest(intent))
@@ -251,7 +241,8 @@ def _on_store(
         return {"record": committed.record, "revision": committed.revision, "replayed": committed.replayed,
                 "warnings": observed + committed.warnings}  # fmt: skip
     finally:
-        if writer is None:
+        tracked()  # (read, and git's process waited for, whatever happened meanwhile)
+        if writer is None and store is not None:
             store.close()
 
 

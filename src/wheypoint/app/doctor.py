@@ -138,11 +138,7 @@ def _settings(ctx: Context, harness: str, path: str, report: dict[str, Any], pro
             problems.append(finding("hook-not-current", f"{path}: wheypoint's {event} hook is not what `hooks install` "
                                     f"writes now (it writes {json.dumps(hf.handler(harness, event, limit, command))})",
                                     path=path, harness=harness, event=event))  # fmt: skip
-        if hf.runs_from_its_folder(hf.runner_of(command)):
-            problems.append(finding("hook-runner-unsafe", f"{path}: the {event} hook runs `python -m wheypoint` "
-                                    "with the project's folder first on the module path, so a checkout holding a "
-                                    "`wheypoint/` folder would run its own code in it: run `wheypoint hooks install` "
-                                    "again", path=path, harness=harness, event=event))  # fmt: skip
+        _unsafe_runner(hf.runner_of(command), path, harness, event, problems)
         if not entry["runner_found"]:
             problems.append(
                 finding(
@@ -158,6 +154,16 @@ def _settings(ctx: Context, harness: str, path: str, report: dict[str, Any], pro
         report["events"].append(entry)
     if trust is not None:
         _untrusted(path, report["events"], problems)
+
+
+def _unsafe_runner(runner: str, path: str, harness: str, event: str, problems: list[dict[str, Any]]) -> None:
+    """`hook-runner-unsafe` when a hook's runner is `python -m wheypoint` with the folder it runs in first on the
+    module path (harness_files.runs_from_its_folder)."""
+    if hf.runs_from_its_folder(runner):
+        problems.append(finding("hook-runner-unsafe", f"{path}: the {event} hook runs `python -m wheypoint` with the "
+                                "project's folder first on the module path, so a checkout holding a `wheypoint/` "
+                                "folder would run its own code in it: run `wheypoint hooks install --harness "
+                                f"{harness}` again", path=path, harness=harness, event=event))  # fmt: skip
 
 
 def _runner_found(ctx: Context, runner: str) -> bool:
@@ -195,11 +201,7 @@ def _plugin(harness: str, path: str, report: dict[str, Any], problems: list[dict
         runner = hf.runner_of(command)
         report["events"].append({"event": event, "installed": True, "current": current, "command": command,
                                  "this_runtime": runner == hf.default_runner()})  # fmt: skip
-        if hf.runs_from_its_folder(runner):
-            problems.append(finding("hook-runner-unsafe", f"{path}: the {event} command runs `python -m wheypoint` "
-                                    "with the project's folder first on the module path: run `wheypoint hooks "
-                                    "install --harness opencode` again", path=path, harness=harness,
-                                    event=event))  # fmt: skip
+        _unsafe_runner(runner, path, harness, event, problems)
     if commands and not current:
         problems.append(finding("hook-not-current", f"{path} is not the plugin `hooks install --harness opencode` "
                                 "writes now: run it again", path=path, harness=harness))  # fmt: skip

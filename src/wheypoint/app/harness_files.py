@@ -144,14 +144,13 @@ def handler(harness: str, event: str, limit: int, command: str) -> dict[str, Any
 
 def runs_from_its_folder(runner: str) -> bool:
     """Whether a runner imports wheypoint as `python -m` does with the folder it runs in first on the module path
-    (no `-P`, `-I` or `-c` before `-m`): in a checkout holding a `wheypoint/` folder, that folder's code would run
-    (see `default_runner`)."""
+    (no `-P` or `-I`, alone or among other short options, before `-m`): in a checkout holding a `wheypoint/`
+    folder, that folder's code would run (see `default_runner`)."""
     words = runner.split()
-    if "-m" not in words or words[words.index("-m") + 1 : words.index("-m") + 2] != ["wheypoint"]:
+    at = words.index("-m") if "-m" in words else -1
+    if at < 0 or words[at + 1 : at + 2] != ["wheypoint"]:
         return False
-    options = words[1 : words.index("-m")]
-    return not any(word in ("-P", "-I") or (word.startswith("-") and not word.startswith("--") and
-                                           ("P" in word or "I" in word)) for word in options)  # fmt: skip
+    return not any(word[:1] == "-" and word[1:2] != "-" and ("P" in word or "I" in word) for word in words[1:at])
 
 
 def runner_of(command: str) -> str:

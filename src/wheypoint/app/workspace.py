@@ -127,12 +127,9 @@ class Checkout(Record):
 
         return output
 
-    def tracked_at_head(self, paths: list[str]) -> set[str]:
-        """Which of these repository-relative paths are files in the HEAD commit."""
-        return self.tracked_at_head_later(paths)()
-
     def tracked_at_head_later(self, paths: list[str]) -> Callable[[], set[str]]:
-        """`tracked_at_head`, asked now and answered when the function returned is called (see `git_later`)."""
+        """Which of these repository-relative paths are files in the HEAD commit: asked of git now, answered when
+        the function returned is called (see `git_later`)."""
         if not paths or not self.commit:
             return set
         output = self.git_later("ls-tree", "-r", "--name-only", "-z", "HEAD", "--", *paths)
@@ -165,12 +162,9 @@ class Checkout(Record):
             return None
         return {p for p in out.split("\0") if p}
 
-    def missing_objects(self, shas: list[str]) -> set[str]:
-        """Which of these commit ids the repository no longer has (rewritten away, or never fetched)."""
-        return self.missing_objects_later(shas)()
-
     def missing_objects_later(self, shas: list[str]) -> Callable[[], set[str]]:
-        """`missing_objects`, asked now and answered when called (see `git_later`)."""
+        """Which of these commit ids the repository no longer has (rewritten away, or never fetched): asked now,
+        answered when called (see `git_later`)."""
         if not shas:
             return set
         output = self.git_later("cat-file", "--batch-check", stdin="".join(f"{sha}^{{commit}}\n" for sha in shas))
@@ -182,15 +176,10 @@ class Checkout(Record):
 
         return missing
 
-    def history_since(self, sha: str) -> tuple[int, int] | None:
-        """(commits HEAD has that `sha` lacks, commits `sha` has that HEAD lacks), in one git call.
-
-        The second number is 0 exactly when `sha` is an ancestor of HEAD. None when git cannot say.
-        """
-        return self.history_since_later(sha)()
-
     def history_since_later(self, sha: str) -> Callable[[], tuple[int, int] | None]:
-        """`history_since`, asked now and answered when called (see `git_later`)."""
+        """(commits HEAD has that `sha` lacks, commits `sha` has that HEAD lacks), in one git call asked now and
+        answered when called (see `git_later`). The second number is 0 exactly when `sha` is an ancestor of HEAD.
+        None when git cannot say."""
         output = self.git_later("rev-list", "--left-right", "--count", f"HEAD...{sha}", ok=(0,))
 
         def history() -> tuple[int, int] | None:
@@ -202,12 +191,9 @@ class Checkout(Record):
 
         return history
 
-    def changed_since(self, sha: str, paths: list[str]) -> set[str]:
-        """Which of these paths differ between `sha` and the working tree."""
-        return self.changed_since_later(sha, paths)()
-
     def changed_since_later(self, sha: str, paths: list[str]) -> Callable[[], set[str]]:
-        """`changed_since`, asked now and answered when called (see `git_later`)."""
+        """Which of these paths differ between `sha` and the working tree: asked now, answered when called (see
+        `git_later`)."""
         if not paths:
             return set
         output = self.git_later("diff", "--name-only", "-z", sha, "--", *paths)
