@@ -22,11 +22,11 @@ def _git(repo: Path, *args: str) -> None:
 
 def _step(number: int, ctx: Context, argv: list[str], what: str) -> dict[str, Any]:
     """Run one checkpoint of the demo and say, in a few lines, what it was and what it recorded."""
-    import shlex
+    from wheypoint.app.shellword import posix_quote
 
     reply = checkpoint(ctx, parse_intent_command(argv).intent, NoteOptions())
     print(f"{number}. {what}:")
-    print(f"   $ wheypoint checkpoint {shlex.join(argv)}")
+    print(f"   $ wheypoint checkpoint {' '.join(posix_quote(arg) for arg in argv)}")
     added = ", ".join(reply["added"]) or "nothing"
     moved = ", ".join(f"{t['entry']} {t['action']}" for t in reply["transitioned"])
     print(f"   -> r{reply['revision_number']} {reply['revision_id']}, status {reply['status']}; added {added}"

@@ -164,7 +164,7 @@ def _rule_table() -> _Table:
 
 
 def _sound_table(value: object) -> bool:
-    """Whether a kept value has the table's shape (its rows' own shape is checked as each rule is made)."""
+    """Whether a kept value has the table's shape (its containers; the rows in them were built by this module)."""
     return (isinstance(value, tuple) and len(value) == 4 and type(value[0]) is list and type(value[1]) is dict
             and type(value[2]) is tuple and type(value[3]) is tuple and len(value[0]) > 0)  # fmt: skip
 
