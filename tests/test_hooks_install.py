@@ -135,10 +135,9 @@ def test_install_merges_into_existing_settings_and_its_commands_run(
         assert os.path.isabs(words[0])  # the interpreter by absolute path
         if runtime == "pyz":
             assert words[1:-4] == [str(request.getfixturevalue("pyz"))]  # the zipapp by absolute path
-        elif sys.version_info >= (3, 11):
-            assert words[1:-4] == ["-P", "-m", "wheypoint"]  # the checkout the hook runs in stays off the path
-        else:
-            assert words[1:-4] == [str(Path(wheypoint.__file__).resolve().parent / "__main__.py")]
+        else:  # the program by its file's path; under -P the checkout the hook runs in stays off the path
+            program = str(Path(wheypoint.__file__).resolve().parent / "__main__.py")
+            assert words[1:-4] == (["-P", program] if sys.version_info >= (3, 11) else [program])
     assert all(e["installed"] and e["current"] for e in reply["events"])
 
     # What the harness would run answers it: one JSON document, exit 0.
