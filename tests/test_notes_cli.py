@@ -128,6 +128,28 @@ def test_legacy_notes_are_listed_and_resolved(wp: Runner, repo: Path, tmp_path: 
     assert {f["code"] for f in found["findings"]} == {"legacy-note"}
 
 
+def test_a_note_named_after_a_work_of_the_store_is_that_work_s_never_a_legacy_one(wp: Runner, repo: Path) -> None:
+    """`list` and `resolve` pass over, unread, every note named after a slug of one of the project's works: it is
+    that work's note, whatever it now holds (a folder of thousands of generated notes costs no read). Other notes
+    are read: a hand-written one is listed, a generated one from another store is not."""
+    adopted = ok(wp("adopt", str(repo / ".cheese/notes/retry-spec.md"), "--no-note", cwd=repo))
+    made = ok(wp("checkpoint", "made", "--orientation", "Made.", "--next", "hold", "--notes", "n", cwd=repo))
+    made_note = Path(made["note_path"])
+    made_note.write_text(LEGACY.replace("next: cook", "next: hold"))  # its pins edited away by hand
+    elsewhere = repo / ".cheese" / "notes" / "from-another-store.md"
+    other = make_repo(repo.parent / "other")
+    theirs = ok(wp("checkpoint", "theirs", "--orientation", "Theirs.", "--next", "hold", "--notes", "n", cwd=other,
+                   env={"WHEYPOINT_HOME": str(repo.parent / "other-home")}))  # fmt: skip
+    elsewhere.write_bytes(Path(theirs["note_path"]).read_bytes())  # a generated note this store does not hold
+    listed = ok(wp("list", "--format", "json", cwd=repo))
+    rows = [(w["slug"], w["source"]) for w in listed["works"]]
+    assert sorted(rows) == sorted([("retry-spec", "store"), ("made", "store"), ("jitter-choice", "legacy-note")])
+    assert adopted["slug"] == "retry-spec"
+    found = ok(wp("resolve", "jitter", "--format", "json", cwd=repo))  # not in the store: the legacy notes are read
+    assert found["outcome"] == "gated" and {f["code"] for f in found["findings"]} == {"legacy-note"}
+    assert wp("resolve", "from-another", "--format", "json", cwd=repo).json["outcome"] == "not-found"
+
+
 def test_adopt_turns_a_legacy_note_into_a_record(wp: Runner, repo: Path) -> None:
     adopted = ok(wp("adopt", str(repo / ".cheese/notes/retry-spec.md"), "--no-note", "--format", "json", cwd=repo))
     assert adopted["slug"] == "retry-spec" and adopted["revision_number"] == 1 and adopted["status"] == "ok"

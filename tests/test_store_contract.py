@@ -221,6 +221,21 @@ def test_an_exact_slug_is_matched_in_every_project_or_in_one(store: Store) -> No
     assert store.works_with_slug("shared", None) == [] and store.works_with_slug("shared-name", "gamma") == []
 
 
+def test_the_slugs_a_project_holds_are_told_among_many_names_in_batches(store: Store) -> None:
+    """`slugs_held`: which names are slugs of the project's works, exactly (no pattern, no other project), for more
+    names than one IN list binds (sql.IN_BATCH), repeated names counted once."""
+    from wheypoint.store.sql import IN_BATCH
+
+    for n in range(3):
+        write(store, f"a{n}", 1, None, slug=f"held-{n}", project="alpha")
+    write(store, "b0", 1, None, slug="held-in-beta", project="beta")
+    names = [f"held-{n}" for n in range(2 * IN_BATCH + 7)] + ["held-1", "held-in-beta", "held-%", "HELD-0", ""]
+    assert store.slugs_held("alpha", names) == {"held-0", "held-1", "held-2"}
+    assert store.slugs_held("beta", names) == {"held-in-beta"}
+    assert store.slugs_held("gamma", names) == set() and store.slugs_held("alpha", []) == set()
+    assert store.slugs_held("alpha", [f"held-{n}" for n in range(IN_BATCH, 2 * IN_BATCH)] + ["held-2"]) == {"held-2"}
+
+
 def test_a_prefix_stays_inside_the_project_asked_and_is_literal(store: Store) -> None:
     write(store, "a1", 1, None, slug="retry-backoff", project="alpha")
     write(store, "b1", 1, None, slug="retry-jitter", project="beta")

@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from wheypoint.notes.legacy import LegacyNote
     from wheypoint.store.base import Store
     from wheypoint.store.rows import WorkRef
 
@@ -41,6 +42,7 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
     try:
         query = named_works(ctx, store, query)
         rows = store.list_works(query)
+        legacy = _legacy_rows(ctx, store, query) if scope == "project" and not _store_only(query) else []
     finally:
         store.close()
     works = [
@@ -51,8 +53,7 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
         }
         for row in rows
     ]  # fmt: skip
-    if scope == "project" and not _store_only(query):
-        works += _legacy_rows(ctx, query)
+    works += legacy
     return {**reply, "scope": scope, "projects": list(projects), "count": len(works), "works": works}
 
 
@@ -120,12 +121,10 @@ def _store_only(query: WorkQuery) -> bool:
                 or query.forked_from or query.authors or query.since)  # fmt: skip
 
 
-def _legacy_rows(ctx: Context, query: WorkQuery) -> list[dict[str, Any]]:
+def _legacy_rows(ctx: Context, store: Store, query: WorkQuery) -> list[dict[str, Any]]:
     """Hand-written notes in this checkout and its worktrees that fit the filters, marked as legacy."""
-    from wheypoint.notes.legacy import legacy_notes
-
     rows = []
-    for path, parsed, text in legacy_notes(ctx.note_roots()):
+    for path, parsed, text in legacy_notes_here(ctx, store):
         status_ok = not query.statuses or any(
             s in (parsed.status_kind, parsed.status) for s in query.statuses
         )  # fmt: skip
@@ -141,3 +140,14 @@ def _legacy_rows(ctx: Context, query: WorkQuery) -> list[dict[str, Any]]:
                 "note_path": path,
             })  # fmt: skip
     return rows[: query.limit]
+
+
+def legacy_notes_here(ctx: Context, store: Store) -> list[LegacyNote]:
+    """The hand-written notes of this checkout and its worktrees (notes/legacy.py). A note named after a slug of one
+    of the project's works is that work's, and is passed over unread: `list` reads no note the store backs, however
+    many the folder holds."""
+    from wheypoint.notes.legacy import legacy_notes, note_names
+
+    folders = note_names(ctx.note_roots())
+    names = [name[:-3] for _, found in folders for name in found]
+    return legacy_notes(folders, store.slugs_held(ctx.project_key(), names) if names else set())

@@ -80,7 +80,7 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
             return _resolve_path(ctx, store, note, checked)
         matched, works = _lookup(store, ref, project, page * PAGE_SIZE + 1)
         if not works:
-            legacy = _legacy_match(ctx, ref)
+            legacy = _legacy_match(ctx, store, ref)
             if legacy is not None:
                 return _resolve_path(ctx, store, legacy, checked)
             searched = [f"work id {ref}", f"slug {ref} in project {project}, then on the machine",
@@ -102,11 +102,11 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
         store.close()
 
 
-def _legacy_match(ctx: Context, ref: str) -> str | None:
+def _legacy_match(ctx: Context, store: Store, ref: str) -> str | None:
     """A hand-written note in this checkout or its worktrees named by this slug exactly, or by a unique prefix."""
-    from wheypoint.notes.legacy import legacy_notes
+    from wheypoint.app.listing import legacy_notes_here  # (only a reference the store does not know needs them)
 
-    paths = [note.path for note in legacy_notes(ctx.note_roots())]
+    paths = [note.path for note in legacy_notes_here(ctx, store)]
     stems = [(path, os.path.splitext(os.path.basename(path))[0]) for path in paths]
     exact = [path for path, stem in stems if stem == ref]
     prefixed = [path for path, stem in stems if stem.startswith(ref)]

@@ -1,7 +1,10 @@
 """Hand-written notes: seed 0's `.cheese/notes/<slug>.md` files that no store record backs.
 
 They are read, linted, listed and resolved, but never authoritative: only `adopt` turns one into a
-store record. The caller says which folders to look in (a checkout and its worktrees).
+store record. The caller says which folders to look in (a checkout and its worktrees), and which names the store
+backs: a note named after a slug of one of the project's works is that work's note (edited or not, drifted or not,
+which `resolve` and `doctor` judge), never a hand-written one, and is not read. Any other note is read, and passed
+over when it is a generated one (it carries its own digest, or wheypoint pins from another store).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from wheypoint.notes.files import NOTES_SUBDIR, read_note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from wheypoint.notes.parse import ParsedNote
 
 
@@ -25,8 +30,8 @@ class LegacyNote(Record):
     text: str
 
 
-def legacy_notes(roots: list[str]) -> list[LegacyNote]:
-    """Notes without wheypoint pins under each root's `.cheese/notes`, in name order per root."""
+def note_names(roots: list[str]) -> list[tuple[str, list[str]]]:
+    """Each root's notes folder with the `.md` names in it, in name order (a root without one is left out)."""
     found = []
     for root in roots:
         folder = os.path.join(root, NOTES_SUBDIR)
@@ -34,9 +39,21 @@ def legacy_notes(roots: list[str]) -> list[LegacyNote]:
             names = sorted(name for name in os.listdir(folder) if name.endswith(".md"))
         except OSError:  # no notes folder here
             continue
+        found.append((folder, names))
+    return found
+
+
+def legacy_notes(folders: list[tuple[str, list[str]]], backed: Collection[str] = ()) -> list[LegacyNote]:
+    """The notes without wheypoint pins among `folders` (`note_names`), passing over unread every note whose name is
+    a slug in `backed`: the store holds a work of that slug, so the file is that work's note, edited or not."""
+    found = []
+    for folder, names in folders:
         from wheypoint.notes.render import carries_own_digest
 
-        for path in (os.path.join(folder, name) for name in names):
+        for name in names:
+            if name[:-3] in backed:
+                continue
+            path = os.path.join(folder, name)
             if not os.path.isfile(path):
                 continue
             try:

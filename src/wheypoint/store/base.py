@@ -84,6 +84,10 @@ class Store(Protocol):
     def works_with_slug(self, slug: str, project_key: str | None) -> list[WorkRef]:
         """Works whose slug is exactly this, in one project or (None) on the whole machine."""
 
+    def slugs_held(self, project_key: str, slugs: Sequence[str]) -> set[str]:
+        """Which of `slugs` name a work of the project, in as few reads as the backend can (a notes folder's file
+        names, say: the file named after a work's slug is that work's note, whatever it holds now)."""
+
     def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
         """Works whose slug starts with `prefix`, at most `limit` (read limit + 1 to tell 'several')."""
 

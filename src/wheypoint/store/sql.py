@@ -159,6 +159,15 @@ class SqlStore:
             f"SELECT {WORK_COLUMNS} FROM works w WHERE slug = ? ORDER BY updated_at DESC, work_id", (slug,)
         )
 
+    def slugs_held(self, project_key: str, slugs: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(slugs))
+        held: set[str] = set()
+        for start in range(0, len(wanted), IN_BATCH):
+            among, args = self._in_keys("slug", wanted[start : start + IN_BATCH])
+            rows = self._lookup(f"SELECT slug FROM works WHERE project_key = ? AND {among}", (project_key, *args))
+            held.update(str(slug) for (slug,) in rows)
+        return held
+
     def works_with_slug_prefix(self, prefix: str, project_key: str | None, limit: int) -> list[WorkRef]:
         # LIKE 'prefix%' is a range on an index whose order is by code point (SQLite's default; PostgreSQL's
         # text_pattern_ops), and it means the same in both, whatever the server's collation.
