@@ -634,25 +634,36 @@ def test_stale_hand_edited_notes_and_stray_temporaries_and_what_fix_repairs(scen
     stray.write_text("half a note")
     live = notes / f".cart-totals.md.{os.getpid()}-456-0.tmp"  # this test's own: a live writer's, left alone
     live.write_text("being written")
+    # The same at the shared names writers with unnamed files use: no lock held is a dead writer's, a lock a live one.
+    shared_stray, shared_live = notes / ".retry-backoff.md.3.tmp", notes / ".cart-totals.md.0.tmp"
+    shared_stray.write_text("half a note")
+    shared_live.write_text("being written")
+    held = open(shared_live, "r+b")  # noqa: SIM115 - held to the end of the test
+    os.lockf(held.fileno(), os.F_LOCK, 0)
 
     code, reply = scene.doctor()
     assert code == 1
     found = sorted((p["code"], Path(p["path"]).name) for p in reply["problems"])
-    assert found == [("note-hand-edited", "cart-totals.md"), ("note-stale", "retry-backoff.md"),
-                     ("note-temporary", stray.name)]  # fmt: skip
+    assert found == sorted([("note-hand-edited", "cart-totals.md"), ("note-stale", "retry-backoff.md"),
+                            ("note-temporary", stray.name), ("note-temporary", shared_stray.name)])  # fmt: skip
     assert {(Path(t["path"]).name, t["removable"]) for t in reply["notes"]["temporaries"]} == {
         (stray.name, True),
         (live.name, False),
+        (shared_stray.name, True),
+        (shared_live.name, False),
     }
     assert (reply["notes"]["stale"], reply["notes"]["hand_edited"], reply["notes"]["current"]) == (1, 1, 0)
 
     code, reply = scene.doctor("--fix")
-    assert sorted((f["action"], Path(f["path"]).name) for f in reply["fixed"]) == [
+    assert sorted((f["action"], Path(f["path"]).name) for f in reply["fixed"]) == sorted([
         ("removed-temporary", stray.name),
+        ("removed-temporary", shared_stray.name),
         ("rendered-note", "retry-backoff.md"),
-    ]
+    ])
     assert codes(reply) == ["note-hand-edited"] and code == 1  # a person's edit is never overwritten
     assert not stray.exists() and live.exists() and "My own line." in Path(edited["note_path"]).read_text()
+    assert not shared_stray.exists() and shared_live.exists()
+    held.close()
     shown = scene.run("show", "retry-backoff", "--format", "json").json
     assert shown["note"]["state"] == "current" and shown["record"]["revision_number"] == 2
 

@@ -115,19 +115,81 @@ def test_durability_follows_where_the_note_really_is(wp: Runner, repo: Path, tmp
     assert linked_in.json["durability"] == "repo-snapshot"
 
 
-def test_leftover_temporaries_are_ignored_by_git_and_swept_when_their_writer_is_gone(wp: Runner, repo: Path) -> None:
+def test_leftover_temporaries_are_ignored_by_git_and_the_next_write_removes_a_dead_writer_s(
+    wp: Runner, repo: Path
+) -> None:
+    """A writer killed mid-write leaves `.<note>.<k>.tmp`; the next write of that note removes it, unless a live
+    writer holds its lock, and writes through the first name it frees (notes/files.py)."""
+    from wheypoint.notes import files
+
+    assert files._UNNAMED, "this system has unnamed temporary files (Linux): the shared names are what is tested"
     reply = first(wp, repo)
     notes = Path(reply["note_path"]).parent
+    live, dead = notes / ".hostile.md.0.tmp", notes / ".hostile.md.1.tmp"
+    live.write_text("half a note")
+    dead.write_text("half a note")
+    with open(live, "r+b") as held:
+        os.lockf(held.fileno(), os.F_LOCK, 0)  # this test's process holds it: a writer that still runs
+        status = git(repo, "status", "--porcelain", "--untracked-files=all")
+        assert ".tmp" not in status and ".cheese/notes/.gitignore" in status
+        again = wp("checkpoint", "hostile", "--orientation", "Again.", "--base", reply["revision_id"], cwd=repo)
+        assert again.code == 0
+        assert "Again." in Path(again.json["note_path"]).read_text()
+        assert sorted(p.name for p in notes.glob(".hostile.md.*")) == [".hostile.md.0.tmp"]  # the live one only
+    assert live.read_text() == "half a note"
+
+
+def test_where_writers_name_their_own_temporaries_a_write_sweeps_those_whose_writer_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without unnamed files (or without /proc to name one), a writer's file is `.<note>.<pid>-<ns>-<n>.tmp`, and
+    each write sweeps the leftovers of processes that are gone (a live one's is left)."""
+    from wheypoint.notes import files
+
+    monkeypatch.setattr(files, "_UNNAMED", 0)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    gone = notes / f".hostile.md.{dead.stdout.strip()}-1-0.tmp"
-    live = notes / f".hostile.md.{os.getpid()}-1-0.tmp"  # this test's own process: a writer that still runs
+    gone = tmp_path / f".note.md.{dead.stdout.strip()}-1-0.tmp"
+    live = tmp_path / f".note.md.{os.getpid()}-1-0.tmp"
     gone.write_text("half a note")
     live.write_text("half a note")
-    status = git(repo, "status", "--porcelain", "--untracked-files=all")
-    assert ".tmp" not in status and ".cheese/notes/.gitignore" in status
-    again = wp("checkpoint", "hostile", "--orientation", "Again.", "--base", reply["revision_id"], cwd=repo)
-    assert again.code == 0
-    assert not gone.exists() and live.exists()
+    files.write_atomic(str(tmp_path / "note.md"), "whole\n")
+    assert (tmp_path / "note.md").read_text() == "whole\n" and not gone.exists() and live.exists()
+
+
+def test_a_write_with_unnamed_temporaries_never_lists_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost of a note's write does not grow with the notes beside it: no listing of the folder, and a dead
+    writer's file at the first shared name is removed and its name reused."""
+    from wheypoint.notes import files
+
+    (tmp_path / ".note.md.0.tmp").write_text("a dead writer's half note")
+    (tmp_path / ".other.md.0.tmp").write_text("another note's: not this write's business")
+
+    def refuse(*args: object) -> list[str]:
+        raise AssertionError("the folder was listed")
+
+    monkeypatch.setattr(os, "listdir", refuse)
+    monkeypatch.setattr(os, "scandir", refuse)
+    files.write_atomic(str(tmp_path / "note.md"), "whole\n")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.md.0.tmp", "note.md"]
+    assert (tmp_path / "note.md").read_text() == "whole\n" and not files._OWN_TEMPS
+
+
+def test_a_shared_temporary_name_that_is_a_link_a_fifo_or_a_folder_is_left_alone(tmp_path: Path) -> None:
+    """Only a regular file nobody holds a lock on is taken for a dead writer's: a symbolic link (to a file that must
+    not be touched), a FIFO (which must not block the writer) or a folder at a shared name is passed over."""
+    from wheypoint.notes import files
+
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    (tmp_path / ".note.md.0.tmp").symlink_to(target)
+    os.mkfifo(tmp_path / ".note.md.1.tmp")
+    (tmp_path / ".note.md.2.tmp").mkdir()
+    files.write_atomic(str(tmp_path / "note.md"), "whole\n")
+    assert (tmp_path / "note.md").read_text() == "whole\n" and target.read_text() == "keep me"
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [".note.md.0.tmp", ".note.md.1.tmp", ".note.md.2.tmp", "note.md", "precious.txt"]
+    assert [files.dead_writer(str(tmp_path / f".note.md.{k}.tmp")) for k in range(3)] == [False, False, False]
 
 
 @pytest.mark.parametrize("slug", ["con", "nul", "aux", "prn", "com1", "lpt9"])

@@ -2,6 +2,15 @@
 
 A note is written to a temporary file in the same folder, flushed and fsynced, then renamed over the
 old one (and the folder fsynced), so a reader sees the old note or the new one, never half of one.
+
+Temporary files. A writer killed mid-write leaves its temporary file behind; the next write of the same file
+removes it, and must find it without listing the folder, which may hold thousands of notes. Where the system
+allows (Linux: an unnamed file, O_TMPFILE, given a name through /proc), the writer's file is made without a name,
+locked (a POSIX lock, which ends with its process), and only then given the first free name of `.<name>.<k>.tmp`:
+a later writer tries those names in turn, and a file at one of them that no process holds a lock on is a dead
+writer's, and is removed. A writer killed before its file had a name leaves nothing. Elsewhere the file is
+`.<name>.<pid>-<ns>-<n>.tmp`, and each write lists the folder for the leftovers of writers whose process is gone.
+`doctor` sweeps both kinds (stray_temps).
 """
 
 from __future__ import annotations
@@ -14,6 +23,11 @@ from wheypoint.model.errors import Refusal
 NOTES_SUBDIR = os.path.join(".cheese", "notes")
 STALE_TEMP_SECONDS = 600
 MAX_NOTE_BYTES = 1 << 20  # a note is read (and parsed) up to 1 MiB; past that it is not a handoff
+SHARED_TEMPS = 100  # the `.<name>.<k>.tmp` names a writer tries before it falls back to a name of its own
+
+_UNNAMED = getattr(os, "O_TMPFILE", 0) if hasattr(os, "lockf") else 0  # 0: no unnamed, lockable temporary files
+# The shared names this process's own threads hold now: a process's locks do not keep out its own threads.
+_OWN_TEMPS: set[str] = set()
 
 
 def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
@@ -26,33 +40,27 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, durab
     """
     folder, name = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    # Our own temp name rather than tempfile (whose import costs milliseconds on every checkpoint): the pid and
-    # clock make it unique, O_EXCL makes sure of it, and the kernel applies the umask to the 0o666 mode.
-    for attempt in range(100):
-        temp = os.path.join(folder, f".{name}.{os.getpid()}-{time.monotonic_ns()}-{attempt}.tmp")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(f"no free temporary name beside {path}")
+    claimed = _shared_temp(folder, name)
+    fd, temp = claimed if claimed is not None else _own_temp(folder, name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())  # the bytes are on disk before the rename publishes them
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
+            if mode is not None:
+                os.chmod(temp, mode)
+            os.replace(temp, path)  # with the lock still held: an unlocked file at a shared name is a dead writer's
     except BaseException:
         try:
             os.unlink(temp)
         except OSError:
             pass
         raise
-    _remove_stale_temps(folder, name)
+    finally:
+        _OWN_TEMPS.discard(temp)
+    if claimed is None:
+        _remove_stale_temps(folder, name)
     if not durable:
         return
     try:
@@ -67,12 +75,99 @@ def write_atomic(path: str, text: str | bytes, *, mode: int | None = None, durab
         os.close(handle_fd)
 
 
-def _remove_stale_temps(folder: str, name: str) -> None:
-    """Temp files left by writers killed mid-write: those whose writer is gone, and any old one.
+def _shared_temp(folder: str, name: str) -> tuple[int, str] | None:
+    """(an open descriptor, its path): an unnamed file, locked, then named `.<name>.<k>.tmp` at the first free k
+    (a dead writer's file there is removed first); None where the system cannot (see the module's docstring)."""
+    if not _UNNAMED:
+        return None
+    try:
+        fd = os.open(folder, _UNNAMED | os.O_WRONLY, 0o666)  # the kernel applies the umask to the mode
+    except OSError:  # a file system without unnamed files
+        return None
+    try:
+        os.lockf(fd, os.F_LOCK, 0)
+        for index in range(SHARED_TEMPS):
+            shared = os.path.join(folder, f".{name}.{index}.tmp")
+            if shared in _OWN_TEMPS:
+                continue
+            if _name_it(fd, folder, shared) or (_remove_dead(shared) and _name_it(fd, folder, shared)):
+                _OWN_TEMPS.add(shared)
+                return fd, shared
+    except OSError:  # no /proc to name the file through, say: a name of its own, as elsewhere
+        pass
+    os.close(fd)
+    return None
 
-    A temp's name carries its writer's pid; a live writer may own a new one, so a temp whose pid still runs is
-    left until it is STALE_TEMP_SECONDS old (the pid may have been reused).
-    """
+
+def _name_it(fd: int, folder: str, path: str) -> bool:
+    """Give the unnamed file open at `fd` the name `path`; False when a file has that name already."""
+    at = os.open(folder, os.O_RDONLY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", os.path.basename(path), dst_dir_fd=at)  # (linkat, following the link)
+    except FileExistsError:
+        return False
+    finally:
+        os.close(at)
+    return True
+
+
+def _remove_dead(path: str) -> bool:
+    """Remove the file at a shared temporary name when it is a dead writer's (`dead_writer`); True when removed."""
+    if not dead_writer(path):
+        return False
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
+def dead_writer(path: str) -> bool:
+    """Whether the file at a shared temporary name is a dead writer's: a regular file that no process holds a lock
+    on (never one of this process's own). Opened without following a link or waiting on a FIFO, and only to try the
+    lock: nothing is written."""
+    import stat
+
+    if not hasattr(os, "lockf") or path in _OWN_TEMPS:
+        return False
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        held = os.fstat(fd)
+        if not stat.S_ISREG(held.st_mode):
+            return False
+        try:
+            os.lockf(fd, os.F_TLOCK, 0)
+        except OSError:
+            return False  # a live writer holds it
+        try:
+            now = os.lstat(path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)  # still the file locked, not a new one
+    finally:
+        os.close(fd)
+
+
+def _own_temp(folder: str, name: str) -> tuple[int, str]:
+    """(an open descriptor, its path): a temporary file of this writer's own name, `.<name>.<pid>-<ns>-<n>.tmp`."""
+    # Our own temp name rather than tempfile (whose import costs milliseconds on every checkpoint): the pid and
+    # clock make it unique, O_EXCL makes sure of it, and the kernel applies the umask to the 0o666 mode.
+    for attempt in range(100):
+        temp = os.path.join(folder, f".{name}.{os.getpid()}-{time.monotonic_ns()}-{attempt}.tmp")
+        try:
+            return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {os.path.join(folder, name)}")
+
+
+def _remove_stale_temps(folder: str, name: str) -> None:
+    """Temp files of `name` left by writers killed mid-write, where writers use names of their own: those whose
+    writer is gone, and any old one. A temp whose pid still runs is left until it is STALE_TEMP_SECONDS old (the
+    pid may have been reused)."""
     cutoff = time.time() - STALE_TEMP_SECONDS
     prefix = f".{name}."
     try:
@@ -81,8 +176,11 @@ def _remove_stale_temps(folder: str, name: str) -> None:
         return
     for leftover in leftovers:
         full = os.path.join(folder, leftover)
+        tail = leftover[len(prefix) : -len(".tmp")]
+        if "-" not in tail:
+            continue  # a shared name: a writer with unnamed files holds or left it (see dead_writer)
         try:
-            if not _writer_alive(leftover[len(prefix) :]) or os.stat(full).st_mtime < cutoff:
+            if not _writer_alive(tail) or os.stat(full).st_mtime < cutoff:
                 os.unlink(full)
         except OSError:
             continue
@@ -103,8 +201,9 @@ def _writer_alive(tail: str) -> bool:
 
 
 def stray_temps(folder: str) -> list[tuple[str, bool]]:
-    """The temporaries writers left in a folder (`.<name>.<pid>-<ns>-<n>.tmp`, see write_atomic), each with whether
-    it may be swept: its writer is gone, or it is STALE_TEMP_SECONDS old (a live writer's new one is left)."""
+    """The temporaries writers left in a folder (`.<name>.<k>.tmp` and `.<name>.<pid>-<ns>-<n>.tmp`, see the module's
+    docstring), each with whether it may be swept: its writer is gone (no lock held on a shared name; no such
+    process for its own name), or it is STALE_TEMP_SECONDS old. A live writer's is left."""
     import re
 
     cutoff = time.time() - STALE_TEMP_SECONDS
@@ -114,15 +213,16 @@ def stray_temps(folder: str) -> list[tuple[str, bool]]:
     except OSError:
         return []
     for name in names:
-        match = re.fullmatch(r"\..+\.(\d+-\d+-\d+\.tmp)", name)
+        match = re.fullmatch(r"\..+\.(?:(\d+)|(\d+-\d+-\d+))\.tmp", name)
         if not match:
             continue
         full = os.path.join(folder, name)
         try:
-            old = os.stat(full).st_mtime < cutoff
+            old = os.lstat(full).st_mtime < cutoff
         except OSError:
             continue
-        found.append((full, old or not _writer_alive(match.group(1))))
+        gone = dead_writer(full) if match.group(1) else not _writer_alive(match.group(2))
+        found.append((full, old or gone))
     return found
 
 
