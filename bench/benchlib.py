@@ -748,6 +748,35 @@ def make_world(tmp: Path, venv: Venv, store: Path | None) -> World:
     return world
 
 
+_NOTES_WRITER = """
+import os, sys
+from wheypoint.notes.render import render
+from wheypoint.store.sqlite.backend import SqliteStore
+store_file, folder, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = SqliteStore.open(store_file, create=False)
+try:
+    ids = [row[0] for row in store.works_to_check()][:count]
+    os.makedirs(folder, exist_ok=True)
+    for start in range(0, len(ids), 500):
+        for record in store.records(ids[start : start + 500]).values():
+            with open(os.path.join(folder, record["slug"] + ".md"), "w", encoding="utf-8", newline="") as handle:
+                handle.write(render(record))
+finally:
+    store.close()
+print(len(ids))
+"""
+
+
+def write_notes(venv: Venv, world: World, count: int) -> int:
+    """Give the checkout the notes of `count` of the store's works (as the venv renders them), as a checkout that
+    wrote them holds them: commands that read the notes folder then pay what a real one costs. Returns how many."""
+    if count <= 0:
+        return 0
+    folder = world.repo / ".cheese" / "notes"
+    argv = [venv.python, "-c", _NOTES_WRITER, str(world.home / "store.sqlite3"), str(folder), str(count)]
+    return int(_run(argv, "writing the works' notes").strip().splitlines()[-1])
+
+
 # --------------------------------------------------------------------------------------------- measuring
 
 

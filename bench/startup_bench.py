@@ -1,4 +1,7 @@
-"""Start-up cost of wheypoint's everyday commands in a clean venv, by store size, as ratios to a same-run baseline."""
+"""Start-up cost of wheypoint's everyday commands in a clean venv, by store size, as ratios to a same-run baseline.
+
+--notes N also gives the checkout the notes of N of the store's works, as a checkout that wrote them holds them.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ BARE_BASELINE = "bare -I baseline"
 BARE_CODE = bl.BASELINE_CODE + "; print('{\"ok\": true}')"  # a JSON reply, as every timed step must print
 PYZ_ROWS = {"pyz show": "show", "pyz checkpoint new": "checkpoint new", "pyz checkpoint update": "checkpoint update"}
 PYZ: dict[str, Any] = {}  # the archive the run measures: folder (main), then path, sha256, source_digest
+# --notes N: the checkout also holds the notes of N of the store's works, as one that wrote them does (list, which
+# looks for hand-written notes among them, and a checkpoint, which writes beside them, then pay what they cost there).
+NOTES = {"count": 0}
 
 
 def ensure_pyz(venv: bl.Venv) -> None:
@@ -119,8 +125,10 @@ def measure(venv: bl.Venv, size: int, store: Path | None, how: str, runs: int) -
     ensure_pyz(venv)
     with tempfile.TemporaryDirectory(prefix="wheypoint-startup-") as tmp:
         world = bl.make_world(Path(tmp), venv, store)
+        notes = bl.write_notes(venv, world, NOTES["count"])
         rounds = bl.run_rounds(venv, world, steps_for(venv, world, size), runs)
-    return bl.SizeResult(size, world.works, how, rounds)
+    held = f", and the checkout holds the notes of {notes:,} of its works" if NOTES["count"] else ""
+    return bl.SizeResult(size, world.works, how + held, rounds)
 
 
 def report(venv: bl.Venv, floor: tuple[float, float], results: list[bl.SizeResult], runs: int) -> str:
@@ -188,9 +196,15 @@ def pyz_report(venv: bl.Venv, results: list[bl.SizeResult]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--notes", type=int, default=0)
+    known, rest = extra.parse_known_args(sys.argv[1:] if argv is None else argv)
+    NOTES["count"] = known.notes
     with tempfile.TemporaryDirectory(prefix="wheypoint-pyz-") as folder:
         PYZ["folder"] = Path(folder)  # built there on the first measure, once the options are read
-        return bl.run_sized_bench(argv, __doc__, "startup", "1,10000,100000", measure, report)
+        return bl.run_sized_bench(rest, __doc__, "startup", "1,10000,100000", measure, report)
 
 
 if __name__ == "__main__":

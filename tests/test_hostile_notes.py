@@ -156,7 +156,9 @@ def test_where_writers_name_their_own_temporaries_a_write_sweeps_those_whose_wri
     assert (tmp_path / "note.md").read_text() == "whole\n" and not gone.exists() and live.exists()
 
 
-def test_a_write_with_unnamed_temporaries_never_lists_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_with_unnamed_temporaries_never_lists_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The cost of a note's write does not grow with the notes beside it: no listing of the folder, and a dead
     writer's file at the first shared name is removed and its name reused."""
     from wheypoint.notes import files

@@ -234,6 +234,11 @@ def test_the_slugs_a_project_holds_are_told_among_many_names_in_batches(store: S
     assert store.slugs_held("beta", names) == {"held-in-beta"}
     assert store.slugs_held("gamma", names) == set() and store.slugs_held("alpha", []) == set()
     assert store.slugs_held("alpha", [f"held-{n}" for n in range(IN_BATCH, 2 * IN_BATCH)] + ["held-2"]) == {"held-2"}
+    # A project with more than three works for each name asked: the names are looked up, with the same answer.
+    many = [f"held-{n}" for n in range(2, IN_BATCH + 2)]
+    for n in range(3, 3 * len(many) + 2):
+        write(store, f"c{n}", 1, None, slug=f"crowd-{n}", project="alpha")
+    assert store.slugs_held("alpha", many) == {"held-2"} and store.slugs_held("alpha", many[:3]) == {"held-2"}
 
 
 def test_a_prefix_stays_inside_the_project_asked_and_is_literal(store: Store) -> None:
