@@ -168,8 +168,8 @@ class SqlStore:
             most = 3 * len(wanted)
             rows = self._rows("SELECT slug FROM works WHERE project_key = ? LIMIT ?", (project_key, most + 1))
             if len(rows) <= most:
-                among = set(wanted)
-                return {str(slug) for (slug,) in rows if slug in among}
+                asked = set(wanted)
+                return {str(slug) for (slug,) in rows if slug in asked}
         held: set[str] = set()
         for start in range(0, len(wanted), IN_BATCH):
             among, args = self._in_keys("slug", wanted[start : start + IN_BATCH])
