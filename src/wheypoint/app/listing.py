@@ -150,4 +150,4 @@ def legacy_notes_here(ctx: Context, store: Store) -> list[LegacyNote]:
 
     folders = note_names(ctx.note_roots())
     names = [name[:-3] for _, found in folders for name in found]
-    return legacy_notes(folders, store.slugs_held(ctx.project_key(), names) if names else set())
+    return legacy_notes(folders, store.slugs_held(ctx.project_key(), names))

@@ -25,7 +25,8 @@ STALE_TEMP_SECONDS = 600
 MAX_NOTE_BYTES = 1 << 20  # a note is read (and parsed) up to 1 MiB; past that it is not a handoff
 SHARED_TEMPS = 100  # the `.<name>.<k>.tmp` names a writer tries before it falls back to a name of its own
 
-_UNNAMED = getattr(os, "O_TMPFILE", 0) if hasattr(os, "lockf") else 0  # 0: no unnamed, lockable temporary files
+_LOCKS = hasattr(os, "lockf")  # POSIX record locks: what tells a live writer's file from a dead one's
+_UNNAMED = getattr(os, "O_TMPFILE", 0) if _LOCKS else 0  # 0: no unnamed, lockable temporary files
 # The shared names this process's own threads hold now: a process's locks do not keep out its own threads.
 _OWN_TEMPS: set[str] = set()
 
@@ -84,30 +85,33 @@ def _shared_temp(folder: str, name: str) -> tuple[int, str] | None:
         fd = os.open(folder, _UNNAMED | os.O_WRONLY, 0o666)  # the kernel applies the umask to the mode
     except OSError:  # a file system without unnamed files
         return None
+    at = None
     try:
         os.lockf(fd, os.F_LOCK, 0)
+        at = os.open(folder, os.O_RDONLY)
         for index in range(SHARED_TEMPS):
             shared = os.path.join(folder, f".{name}.{index}.tmp")
             if shared in _OWN_TEMPS:
                 continue
-            if _name_it(fd, folder, shared) or (_remove_dead(shared) and _name_it(fd, folder, shared)):
+            if _name_it(fd, at, shared) or (_remove_dead(shared) and _name_it(fd, at, shared)):
                 _OWN_TEMPS.add(shared)
                 return fd, shared
     except OSError:  # no /proc to name the file through, say: a name of its own, as elsewhere
         pass
+    finally:
+        if at is not None:
+            os.close(at)
     os.close(fd)
     return None
 
 
-def _name_it(fd: int, folder: str, path: str) -> bool:
-    """Give the unnamed file open at `fd` the name `path`; False when a file has that name already."""
-    at = os.open(folder, os.O_RDONLY)
+def _name_it(fd: int, folder_fd: int, path: str) -> bool:
+    """Give the unnamed file open at `fd` the name `path` in the folder open at `folder_fd`; False when a file has
+    that name already."""
     try:
-        os.link(f"/proc/self/fd/{fd}", os.path.basename(path), dst_dir_fd=at)  # (linkat, following the link)
+        os.link(f"/proc/self/fd/{fd}", os.path.basename(path), dst_dir_fd=folder_fd)  # (linkat, following the link)
     except FileExistsError:
         return False
-    finally:
-        os.close(at)
     return True
 
 
@@ -128,7 +132,7 @@ def dead_writer(path: str) -> bool:
     lock: nothing is written."""
     import stat
 
-    if not hasattr(os, "lockf") or path in _OWN_TEMPS:
+    if not _LOCKS or path in _OWN_TEMPS:
         return False
     try:
         fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))

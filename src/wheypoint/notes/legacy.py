@@ -48,14 +48,14 @@ def legacy_notes(folders: list[tuple[str, list[str]]], backed: Collection[str] =
     a slug in `backed`: the store holds a work of that slug, so the file is that work's note, edited or not."""
     found = []
     for folder, names in folders:
-        from wheypoint.notes.render import carries_own_digest
-
         for name in names:
             if name[:-3] in backed:
                 continue
             path = os.path.join(folder, name)
             if not os.path.isfile(path):
                 continue
+            from wheypoint.notes.render import carries_own_digest  # (only for a note the store does not back)
+
             try:
                 text = read_note(path)
             except Refusal:
