@@ -67,20 +67,58 @@ def _emit(value: Any, out: list[str]) -> None:
             _emit(item, out)
         out.append("]")
     elif isinstance(value, dict):
-        if not all(isinstance(key, str) for key in value):
-            raise CanonicalError("object key is not a string")
-        out.append("{")
-        # JCS orders keys by their UTF-16 code units, which is the order of the strings themselves for ASCII keys.
-        ascii_keys = all(key.isascii() for key in value)
-        for index, key in enumerate(sorted(value) if ascii_keys else sorted(value, key=_utf16_key)):
-            if index:
-                out.append(",")
-            out.append(_string(key))
-            out.append(":")
-            _emit(value[key], out)
-        out.append("}")
+        out.append(_object(value))
     else:
         raise CanonicalError(f"no canonical form for {type(value).__name__}")
+
+
+# A key's spelling with its colon, for the keys met most (a record's own, repeated in every entry and turn it
+# holds); bounded, since a long-lived process may meet any number of keys of a document's own.
+_KEY_TEXTS: dict[str, str] = {}
+_KEY_TEXTS_HELD = 1024
+
+
+def _object(value: dict[Any, Any]) -> str:
+    """An object's canonical text, its members joined once: what a record's digest costs is mostly per member (a
+    record holds hundreds of entries and turns), so a key's spelling is looked up, not escaped again, and a string
+    or integer member is spelled without a call of `_emit`."""
+    try:
+        keys = sorted(value)
+    except TypeError:  # keys of kinds that do not compare: not all strings
+        raise CanonicalError("object key is not a string") from None
+    members = []
+    for key in keys:
+        spelled = _KEY_TEXTS.get(key) if type(key) is str else None
+        if spelled is None:
+            if not isinstance(key, str):
+                raise CanonicalError("object key is not a string")
+            if not key.isascii():  # JCS orders keys by their UTF-16 code units: for ASCII, the strings' own order
+                return _object_by_code_units(value)
+            spelled = _string(key) + ":"
+            if len(_KEY_TEXTS) < _KEY_TEXTS_HELD and type(key) is str:
+                _KEY_TEXTS[key] = spelled
+        members.append(_member(spelled, value[key]))
+    return "{" + ",".join(members) + "}"
+
+
+def _object_by_code_units(value: dict[str, Any]) -> str:
+    """An object with a key outside ASCII: its members ordered by their keys' UTF-16 code units."""
+    if not all(isinstance(key, str) for key in value):
+        raise CanonicalError("object key is not a string")
+    keys = sorted(value, key=_utf16_key)
+    return "{" + ",".join(_member(_string(key) + ":", value[key]) for key in keys) + "}"
+
+
+def _member(spelled: str, item: Any) -> str:
+    """A member's text: its key `spelled` (with the colon), then its value's canonical text."""
+    kind = type(item)
+    if kind is str:
+        return spelled + _string(item)
+    if kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+        return spelled + str(item)
+    inner = [spelled]  # anything else, subclasses of str and int among them, as `_emit` spells it
+    _emit(item, inner)
+    return "".join(inner)
 
 
 def lone_surrogate(document: Any) -> tuple[str, str] | None:
