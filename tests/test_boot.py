@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "wheypoint"
 TAG = sys.implementation.cache_tag
 
 # Runs a command as the console script does (`run` ends the process once the image is refreshed).
-_RUN = "import sys; sys.path.insert(0, sys.argv[1]); from wheypoint.cli.main import run; sys.argv[1:2] = []; run()"
+_RUN = "import sys; sys.path.insert(0, sys.argv[1]); from wheypoint.cli.entry import run; sys.argv[1:2] = []; run()"
 # Runs a command, then says where each of the package's modules came from and what one module holds.
 _PROBE = """
 import json, sys

@@ -376,8 +376,8 @@ sys.exit(serve(COMMANDS, runner))
 
 
 # What the command line itself loads before it runs any command.
-STARTED = ("boot", "cli", "cli.main", "cli.commands", "jsontext", "model", "model.errors", "model.records",
-           "model.replies")
+STARTED = ("boot", "cli", "cli.main", "cli.commands", "cli.grammar", "cli.hookline", "jsontext", "model",
+           "model.errors", "model.records", "model.replies")
 
 
 def test_mcp_starts_without_loading_the_tools_the_application_or_heavy_modules(tmp_path: Path) -> None:

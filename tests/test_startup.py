@@ -28,6 +28,7 @@ HEAVY = {"typing", "pathlib", "dataclasses", "inspect", "argparse", "contextlib"
          "threading", "locale", "copy"}  # fmt: skip
 
 _CLI = {"wheypoint", "wheypoint.boot", "wheypoint.cli", "wheypoint.cli.main", "wheypoint.cli.commands",
+        "wheypoint.cli.grammar", "wheypoint.cli.hookline",
         "wheypoint.jsontext", "wheypoint.model", "wheypoint.model.errors", "wheypoint.model.records",
         "wheypoint.model.replies"}  # fmt: skip
 _CONTEXT = {"wheypoint.app", "wheypoint.app.context", "wheypoint.app.workspace", "wheypoint.model.shapes",
@@ -206,6 +207,43 @@ def test_a_command_loads_neither_the_json_package_nor_sqlite3_s_python_layer(wor
     # from the file the same command kept when it ran before (patterns.py), as every command but an install's first
     unwanted = {"json", "sqlite3", "sqlite3.dbapi2", "datetime", "re", "enum"}
     assert not unwanted & modules, sorted(unwanted & modules)
+
+
+# The program as its console script runs it, reporting the modules it loaded as it ends (it ends with os._exit).
+_PROGRAM = """
+import json, os, sys
+sys.path.insert(0, sys.argv.pop(1))
+end = os._exit
+def report(code):
+    print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+    sys.stderr.flush()
+    end(code)
+os._exit = report
+from wheypoint.cli.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize("line", [["hook", "Stop", "--harness", "claude-code"], ["hook", "Stop", "--harness"]])
+def test_a_hook_line_loads_no_other_command_s_declaration(
+    world: dict[str, str], tmp_path: Path, line: list[str]
+) -> None:
+    """A harness runs a hook on every turn: its line is read by its own declaration (cli/hookline.py), never the
+    table of every command nor their dispatcher; a malformed line too, answered and exit 0. `--help` still gets
+    the command's help, from the table."""
+    env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    payload = json.dumps({"session_id": "s9", "transcript_path": str(tmp_path / "none.jsonl"), "cwd": world["repo"],
+                          "hook_event_name": "Stop"})  # fmt: skip
+    done = subprocess.run([sys.executable, "-S", "-c", _PROGRAM, str(SRC), *line], input=payload, cwd=world["repo"],
+                          env=env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert done.returncode == 0 and report["code"] == 0, done.stdout + done.stderr
+    assert isinstance(json.loads(done.stdout), dict), done.stdout
+    assert "wheypoint.cli.hookline" in report["modules"]
+    assert not {"wheypoint.cli.main", "wheypoint.cli.commands"} & set(report["modules"]), report["modules"]
+    helped = subprocess.run([sys.executable, "-S", "-c", _PROGRAM, str(SRC), *line, "--help"], cwd=world["repo"],
+                            env=env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: wheypoint hook <event>"), helped.stdout
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import sys
 
-from wheypoint.cli.commands import BY_NAME, usage
+from wheypoint.cli.commands import BY_NAME
+from wheypoint.cli.grammar import usage
 from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
 from wheypoint.model.records import Record
@@ -211,7 +212,7 @@ class _FlagParser:
                 self.options[flag[2:].replace("-", "_")] = True
                 index += 1
             elif flag.startswith("-") and flag != "-":
-                from wheypoint.cli.commands import unknown_flag
+                from wheypoint.cli.grammar import unknown_flag
 
                 raise unknown_flag(BY_NAME[self.command], flag)
             else:
@@ -336,7 +337,7 @@ def parse_intent_command(argv: list[str], command: str = "checkpoint") -> Parsed
     if source is None and target is None and not parser.intent_flags and parser.options.get("hook_payload") != "-":
         waiting = _redirected_stdin()
     if waiting:
-        from wheypoint.cli.commands import deprecation
+        from wheypoint.cli.grammar import deprecation
 
         # Seed 1's `validate < intent.json`: the intent on standard input, with no `-` to ask for it.
         deprecated = (deprecation(f"{command} < intent.json", f"wheypoint {command} - < intent.json",

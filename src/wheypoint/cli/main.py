@@ -11,19 +11,8 @@ import os
 import sys
 
 from wheypoint import jsontext
-from wheypoint.cli.commands import (
-    BY_NAME,
-    COMMANDS,
-    Command,
-    command_help,
-    overview,
-    parse,
-    refuse_undecodable,
-    spell,
-    unknown_command,
-    usage,
-    whole_number,
-)  # fmt: skip
+from wheypoint.cli.commands import BY_NAME, COMMANDS, command_help, overview, unknown_command
+from wheypoint.cli.grammar import Command, parse, refuse_undecodable, spell, usage, whole_number
 from wheypoint.model.errors import Refusal
 from wheypoint.model.replies import document_text, internal_error, scrub
 
@@ -388,15 +377,10 @@ def _serve(command: Command, args: dict[str, Any]) -> int:
 
 
 def _hook(command: Command, argv: list[str]) -> int:
-    """A harness's hook: never a refusal or a non-zero exit, whatever the line or the payload (see hooks/)."""
-    from wheypoint.hooks.events import run_hook
+    """A harness's hook line reached here (after `--store`, say): read as the program reads it (hookline.py)."""
+    from wheypoint.cli.hookline import answer
 
-    try:
-        refuse_undecodable(argv)
-        args: dict[str, Any] | Refusal = parse(command, argv)
-    except Refusal as refusal:
-        args = refusal
-    return run_hook(args)
+    return answer(argv)
 
 
 def answer(argv: list[str], stdin: bytes = b"") -> tuple[int, str]:
@@ -522,28 +506,3 @@ def _answer(argv: list[str]) -> int:
             raise
         print_document({"ok": False, "error": internal_error(exc)})
         return 1
-
-
-def run() -> None:
-    """The `wheypoint` program: run the command, flush what it printed, and end the process at once.
-
-    By the time `main` returns, the store is closed (every command closes it in a `finally`; on Python 3.10
-    and 3.11 a SQLite writer's connection is left for this exit to drop instead, which spares SQLite's
-    close-time checkpoint: store/sqlite/backend.py), every note or file written is flushed, fsynced and
-    closed, and no thread runs. What is left of an ordinary exit is the interpreter tearing down every
-    module and object one by one, about 5 ms that nobody waits for usefully, so the process ends with
-    `os._exit` once its two output streams are flushed.
-    """
-    from wheypoint.app.context import Context
-
-    Context.ends_with_command = True
-    code = main()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # a reader that went away (e.g. `| head`): what could be written was written
-        code = code or 1
-    from wheypoint import boot
-
-    boot.refresh()  # the answer is out: a missing or stale start-up image is written for the next command
-    os._exit(code)
