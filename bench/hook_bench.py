@@ -24,7 +24,10 @@ the file has the size asked for: 1, 40 and 400 MB by default), each round in a f
   1.2x the baseline at every size);
 - `rescue of 64 KiB`: a PreCompact after 64 KiB were appended, one of them a new prompt, and `Stop after 64 KiB`
   the same through the Stop hook's growth gate (goal: under 1.5x at every size, flat in the session's size);
-- `SessionStart`: the packet the session starts with after its compaction (no goal of its own).
+- `SessionStart`: the packet the session starts with after its compaction (no goal of its own);
+- `64 KiB into a full part`: the rescue of 64 KiB again, into a part of the session's rescue work filled first
+  to within two turns and 300 characters of what a part holds (both near their bounds): what a rescue costs at
+  its dearest (goal: under 1.5x).
 
     python3 bench/hook_bench.py [--runs 10] [--long-runs 5] [--sizes 1,40,400] [--long-only]
     python3 bench/hook_bench.py --against <revision> [--long-runs 5] [--sizes 1,40,400]  # this tree against that
@@ -123,8 +126,9 @@ def check(results: dict[str, tuple[float, dict[str, object]]]) -> str:
 
 LONG_ID = "5e55e55e-0000-4000-8000-00000000beef"
 LONG_EVENTS = ("first rescue", "Stop, nothing new", "PreCompact, nothing new", "rescue of 64 KiB",
-               "Stop after 64 KiB", "SessionStart")  # fmt: skip
-GOALS = {"Stop, nothing new": 1.2, "PreCompact, nothing new": 1.2, "rescue of 64 KiB": 1.5, "Stop after 64 KiB": 1.5}
+               "Stop after 64 KiB", "SessionStart", "64 KiB into a full part")  # fmt: skip
+GOALS = {"Stop, nothing new": 1.2, "PreCompact, nothing new": 1.2, "rescue of 64 KiB": 1.5, "Stop after 64 KiB": 1.5,
+         "64 KiB into a full part": 1.5}  # fmt: skip
 FIRST_GOAL_MS, FIRST_GOAL_MB = 5000.0, 64.0
 
 
@@ -168,6 +172,21 @@ def long_session(megabytes: int, cache: Path) -> Path:
             break
     partial.replace(target)
     return target
+
+
+def prompts(cwd: Path, number: int, count: int, length: int) -> bytes:
+    """`count` new prompts of the person's, stamped now, each lines of prose `length` characters long: what fills
+    the part a rescue writes to."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 1))
+    common = {"parentUuid": None, "isSidechain": False, "cwd": str(cwd), "sessionId": LONG_ID, "timestamp": now}
+    lines = []
+    for index in range(count):
+        text = "".join(f"Step {index}.{line}: check the retry helper's backoff, then run the tests again.\n"
+                       for line in range(length // 60 + 1))[:length]  # fmt: skip
+        prompt = {**common, "type": "user", "uuid": f"f1110000-0000-4000-8000-{number:06d}{index:06d}",
+                  "message": {"role": "user", "content": text}}  # fmt: skip
+        lines.append(json.dumps(prompt, separators=(",", ":")) + "\n")
+    return "".join(lines).encode("utf-8")
 
 
 def appended(cwd: Path, number: int) -> bytes:
@@ -222,7 +241,48 @@ def long_round(venv: bl.Venv, session: Path, tmp: Path) -> dict[str, tuple[float
     # the packet the session starts with after its compaction: the newest part's turns, within the budget
     start = json.dumps({**common, "hook_event_name": "SessionStart", "source": "compact"})
     results["SessionStart"] = hook("SessionStart", start)
+    # The dearest 64 KiB: a rescue's cost grows with the part it writes to (its record and note are written whole),
+    # so the part is first filled to within a prompt of what a part holds, then the 64 KiB are rescued into it.
+    work = fill_part(venv, repo, env, transcript, lambda: hook("PreCompact", compact))
+    with transcript.open("ab") as handle:
+        handle.write(appended(repo, 3))
+    results["64 KiB into a full part"] = hook("PreCompact", compact)
+    if results["64 KiB into a full part"][2].get("systemMessage", "").split()[-2:-1] != [work.rpartition(".")[0]]:
+        raise SystemExit(f"the rescue into a full part wrote elsewhere: {results['64 KiB into a full part'][2]}")
     return results
+
+
+def part_size(venv: bl.Venv) -> tuple[int, int]:
+    """What a part of a session's rescue work holds in the build measured: (characters, turns) of kept turns."""
+    asked = [str(venv.python), "-c", "from wheypoint.hooks import rescue; "
+             "print(rescue.PART_TEXT, getattr(rescue, 'PART_TURNS', 10**9))"]  # fmt: skip
+    characters, turns = subprocess.run(asked, capture_output=True, text=True, check=True).stdout.split()
+    return int(characters), int(turns)
+
+
+def fill_part(venv: bl.Venv, repo: Path, env: dict[str, str], transcript: Path, rescue: Any) -> str:
+    """Fill the part the session's rescues write to until it holds all but two turns and a few hundred characters
+    of what a part holds, the characters left shared among the turns left (so both are near their bounds: the
+    dearest part), beginning the next part first when too little room is left: the part's work id."""
+    most, turns = part_size(venv)
+    for number in range(2):
+        logged = json.loads((env_home(env) / "hooks" / "hook.log").read_text(encoding="utf-8").splitlines()[-1])
+        shown = subprocess.run([venv.wheypoint, "show", logged["work_id"], "--format", "json"], cwd=repo, env=env,
+                               capture_output=True, check=True)  # fmt: skip
+        meat = json.loads(shown.stdout)["record"]["meat"]
+        room, characters = turns - len(meat) - 2, most - sum(len(item["text"]) for item in meat) - 300
+        fits = room > 0 and characters // max(room, 1) >= 100
+        with transcript.open("ab") as handle:
+            handle.write(prompts(repo, number, room, min(characters // room, 12_000)) if fits else
+                         prompts(repo, number, 1, 100))  # fmt: skip
+        rescue()
+        if fits:
+            return str(logged["work_id"])
+    raise SystemExit("the session's part could not be filled")
+
+
+def env_home(env: dict[str, str]) -> Path:
+    return Path(env["WHEYPOINT_HOME"])
 
 
 def rss_of(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[float, float, dict[str, Any]]:
@@ -244,6 +304,8 @@ def check_long(results: dict[str, tuple[float, float, dict[str, Any]]]) -> str:
     context = results["SessionStart"][2].get("hookSpecificOutput", {}).get("additionalContext", "")
     if "New prompt 2" not in context:
         raise SystemExit(f"SessionStart gave no packet holding the newest prompt: {results['SessionStart'][2]}")
+    if "kept 1 turn(s)" not in str(results["64 KiB into a full part"][2]):
+        raise SystemExit(f"the rescue into a full part did not keep the prompt: {results['64 KiB into a full part']}")
     if results["Stop after 64 KiB"][2].get("kept") != 1:
         raise SystemExit(f"the Stop after 64 KiB did not keep the new prompt: {results['Stop after 64 KiB'][2]}")
     return first

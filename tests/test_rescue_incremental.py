@@ -19,11 +19,13 @@ from typing import Any
 import pytest
 
 from conftest import HARNESS_VARIABLES, make_repo, shared_path
+from wheypoint.hooks.rescue import PART_TEXT
 from wheypoint.transcripts.lines import read_jsonl, read_mark, resume_point
 from wheypoint.transcripts.model import ReadPoint, ReadStats
 
 SESSION_ID = "7e57a11c-0000-4000-8000-00000000cafe"
 SLUG = "session-claude-code-7e57a11c"
+SEVENTH = PART_TEXT // 7  # a prompt this long (with its label) fills a part at its seventh
 
 
 class Scene:
@@ -276,16 +278,15 @@ def test_a_long_session_goes_on_in_linked_parts_and_keeps_every_turn_once(scene:
     """Past PART_TEXT characters of kept turns, the rescue writes the session's next part: a work of its own that
     links to the one before, so a rescue's cost is bounded by a part, and no turn is lost or kept twice, whether
     the next read resumes or reads the transcript whole again."""
-    from wheypoint.hooks.rescue import PART_TEXT
     from wheypoint.model.contract import MAX_MEAT_TEXT
 
-    size = 15_000
+    size = SEVENTH
     prompts = [f"Prompt {n}: " + chr(ord("a") + n % 26) * size for n in range(10)]
     scene.append(*(scene.record("user", text) for text in prompts))
     answer = scene.hook()
     assert "kept 10 turn(s)" in answer["systemMessage"] and f"{SLUG}-part-2" in answer["systemMessage"]
     parts = _parts(scene.home)
-    assert [len(p["meat"]) for p in parts] == [7, 3]  # part 1 full at 7 x 15,000 characters
+    assert [len(p["meat"]) for p in parts] == [7, 3]  # part 1 full at its seventh prompt
     later = [f"Later {n}: " + "z" * size for n in range(6)]
     scene.append(scene.record("user", later[0]))
     scene.hook()  # resumes where the last read stopped, into the last part
@@ -314,11 +315,29 @@ def test_a_long_session_goes_on_in_linked_parts_and_keeps_every_turn_once(scene:
     assert texts == [*prompts, *later, "After the rewrite."]
 
 
+def test_a_part_holds_at_most_its_number_of_turns_however_short(scene: Scene) -> None:
+    """Many short prompts fill a part by their number before their characters do: each costs the record and the
+    note their own bookkeeping, so a part holds at most PART_TURNS of them and the rest go on in the next part,
+    every one kept once, in order."""
+    from wheypoint.hooks.rescue import PART_TURNS
+
+    prompts = [f"Short prompt {n}." for n in range(PART_TURNS + 3)]
+    assert sum(map(len, prompts)) < PART_TEXT  # their characters alone would fit one part
+    scene.append(*(scene.record("user", text) for text in prompts))
+    assert f"kept {len(prompts)} turn(s)" in scene.hook()["systemMessage"]
+    parts = _parts(scene.home)
+    assert [len(p["meat"]) for p in parts] == [PART_TURNS, 3]
+    assert [m["text"] for p in parts for m in p["meat"]] == prompts
+    scene.append(scene.record("user", "One more."))
+    scene.hook()
+    assert [len(p["meat"]) for p in _parts(scene.home)] == [PART_TURNS, 4]
+
+
 def test_a_part_just_begun_starts_its_session_with_the_turns_of_the_part_before(scene: Scene) -> None:
     """After its part switched, a session's packet holds the new part's few turns, then the newest turns of the
     part before it, verbatim, each naming the work it is in, within the harness's budget: the person's last words
     before the switch are not lost from the context the session resumes with."""
-    prompts = [f"Prompt {n}: " + chr(ord("a") + n % 26) * 4_100 for n in range(25)]  # part 1 full at 25
+    prompts = [f"Prompt {n}: " + chr(ord("a") + n % 26) * (PART_TEXT // 25) for n in range(25)]  # part 1 full at 25
     scene.append(*(scene.record("user", text) for text in prompts))
     scene.hook()
     scene.append(scene.record("user", "Now the retry helper, please."))
@@ -349,7 +368,7 @@ def test_part_slugs_name_each_part_once() -> None:
 def test_a_rescue_finds_the_last_part_however_many_works_came_after(scene: Scene) -> None:
     from wheypoint.hooks.rescue import RECENT_WORKS
 
-    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(8)))
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * SEVENTH) for n in range(8)))
     scene.hook()
     env = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
     env.update(WHEYPOINT_HOME=str(scene.home), HOME=str(scene.home))
@@ -450,7 +469,7 @@ def test_a_rescue_goes_on_in_the_last_part_when_the_parts_share_their_second(sce
     part after the last and link it to the wrong one)."""
     import sqlite3
 
-    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(15)))
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * SEVENTH) for n in range(15)))
     assert f"{SLUG}-part-3 r1" in scene.hook()["systemMessage"]
     db = sqlite3.connect(scene.home / "store.sqlite3")
     try:  # the three parts written in one second, as a long session's first rescue writes them
@@ -475,7 +494,7 @@ def test_a_rescue_goes_through_one_store_connection(scene: Scene, monkeypatch: p
     if store == "there":
         scene.append(scene.record("user", "First: the retry helper."))
         scene.hook()
-    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(8)))
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * SEVENTH) for n in range(8)))
     opened: list[bool] = []
     real = Context._open
 
@@ -498,7 +517,7 @@ def test_a_long_session_s_rescues_go_on_in_its_parts_on_the_team_store(scene: Sc
     from wheypoint.store import open_store
 
     scene.store = postgres_url
-    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * 15_000) for n in range(8)))
+    scene.append(*(scene.record("user", f"Prompt {n}: " + "p" * SEVENTH) for n in range(8)))
     assert f"{SLUG}-part-2 r1" in scene.hook()["systemMessage"]
     scene.append(scene.record("user", "After the parts."))
     assert f"{SLUG}-part-2 r2" in scene.hook()["systemMessage"]

@@ -9,11 +9,12 @@ replaced by `[redacted <rule>]` (the meat item's `redacted` says where): the per
 lost, and the value reaches neither the store nor the note. A turn longer than the record keeps is left in the
 transcript and named in the answer, never cut.
 
-A session's own rescue work holds at most PART_TEXT characters of turns: past that, the session's turns go on
-in a new work, `<session slug>-part-<n>`, whose record links to the work before it (`relates_to`). So what a
-rescue of the newest turns costs (the record's digest, its note, its row) is bounded by a part, not by the
-session, which may run to hundreds of megabytes and thousands of prompts; and each note stays one a person can
-read. Nothing is dropped: every turn is in one part, and each part names the one it follows.
+A session's own rescue work holds at most PART_TEXT characters and PART_TURNS turns: past either, the session's
+turns go on in a new work, `<session slug>-part-<n>`, whose record links to the work before it (`relates_to`).
+So what a rescue of the newest turns costs (the record's digest, its note, its row, each written whole) is
+bounded by a part, not by the session, which may run to hundreds of megabytes and thousands of prompts; and
+each note stays one a person can read at a sitting. Nothing is dropped: every turn is in one part, and each part
+names the one it follows.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ if TYPE_CHECKING:
     from wheypoint.transcripts.model import Turn
 
 RECENT_WORKS = 20  # how many of the project's newest works are searched for the session's own work
-PART_TEXT = 100_000  # characters of kept turns a work holds before a rescue goes on in the session's next part
+# What a part holds before a rescue goes on in the session's next part: characters of kept turns, and kept turns
+# (each costs its own bookkeeping in the record and the note, however short). Sized so that a rescue into a full
+# part stays within 1.5x of the interpreter's start (bench/hook_bench.py, `64 KiB into a full part`).
+PART_TEXT = 48_000
+PART_TURNS = 64
 USER_TURN_TYPE = "thread"  # a user turn kept by a rescue: part of the thread, its weight left to a person
 
 
@@ -128,8 +133,14 @@ def _kept_before(store: Store, project: str, own: str, number: int, session_id: 
     return kept
 
 
-def _text_held(record: dict[str, Any] | None) -> int:
-    return sum(len(m["text"]) for m in record["meat"]) if record else 0
+def _held(record: dict[str, Any] | None) -> tuple[int, int]:
+    """(characters, turns) of the kept turns a record holds."""
+    return (sum(len(m["text"]) for m in record["meat"]), len(record["meat"])) if record else (0, 0)
+
+
+def _full(held: tuple[int, int]) -> bool:
+    """Whether a work holding `held` (characters, turns) takes no more turns: the session goes on in a new part."""
+    return held[0] >= PART_TEXT or held[1] >= PART_TURNS
 
 
 def _usable_head(store: Store, work_id: str) -> dict[str, Any] | None:
@@ -291,26 +302,26 @@ def _rescue_through(ctx: Context, one: _OneStore, located: Located, session: dic
     # The head of the work being written, as read or last written here: each revision builds on it without reading
     # it again, and the session's next part links to it.
     known = head
-    slug, base, held = (head["slug"], head["revision_id"], _text_held(head)) if head else (own_slug, None, 0)
+    slug, base, held = (head["slug"], head["revision_id"], _held(head)) if head else (own_slug, None, (0, 0))
     pending = items
     while pending:
         store = one.writer()
-        if base is not None and held >= PART_TEXT:  # this work is full: the session goes on in its next part
+        if base is not None and _full(held):  # this work is full: the session goes on in its next part
             intent = _next_part(store, project, own_slug, key, trigger, known)
-            slug, base, held, known = intent["slug"], None, 0, None
+            slug, base, held, known = intent["slug"], None, (0, 0), None
         elif base is None:
             intent = {"slug": slug, "orientation": f"Session {key}, kept by wheypoint before a compaction ({trigger}).",
                       "next": {"move": "hold"}, "notes": _provenance(key, trigger)}  # fmt: skip
         else:
             intent = {"slug": slug, "base_revision_id": base}
-        # A revision takes up to MAX_LIST turns, and no more once its work holds PART_TEXT characters.
+        # A revision takes up to MAX_LIST turns, and no more once its work is full.
         count = 0
-        while count < min(MAX_LIST, len(pending)) and held < PART_TEXT:
-            held += texts[pending[count]["turn"]]
+        while count < min(MAX_LIST, len(pending)) and not _full(held):
+            held = (held[0] + texts[pending[count]["turn"]], held[1] + 1)
             count += 1
         intent["meat"], pending = pending[:count], pending[count:]
         # The note shows the head: rendered once per work, for the last revision written to it.
-        last = not pending or held >= PART_TEXT
+        last = not pending or _full(held)
         options = NoteOptions() if last else NoteOptions(no_note=True)
         reply, known = checkpoint_on(ctx, intent, options, pinned, known, handoff=False,  # (the hook prints none)
                                      writer=store)  # fmt: skip
