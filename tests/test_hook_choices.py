@@ -496,14 +496,19 @@ def test_a_transcript_mostly_of_unknown_records_is_said_to_be_in_a_format_the_re
     assert scene.works() == ([OURS] if typed else [])
 
 
-def test_more_turns_than_a_list_holds_are_kept_over_several_revisions(scene: Scene) -> None:
-    lines = [user(f"u{n:03d}", f"prompt number {n}", OLD.format(0)) for n in range(MAX_LIST + 1)]
+def test_more_turns_than_a_part_holds_go_on_in_the_session_s_next_part(scene: Scene) -> None:
+    """A revision takes at most a list's worth of turns, and a part at most PART_TURNS: the turns past them are kept
+    in the session's next part, whose head is the pending work."""
+    from wheypoint.hooks.rescue import PART_TURNS
+
+    assert PART_TURNS <= MAX_LIST  # (so a part's turns fit one revision: a first rescue writes one a part)
+    lines = [user(f"u{n:03d}", f"prompt number {n}", OLD.format(0)) for n in range(PART_TURNS + 1)]
     answer = scene.fire("PreCompact", scene.transcript(lines), trigger="auto")
-    assert answer["systemMessage"] == f"wheypoint kept {MAX_LIST + 1} turn(s) verbatim in {OURS} r2"
-    record = scene.record(OURS)
-    assert len(record["meat"]) == MAX_LIST + 1 and record["revision_number"] == 2
-    assert sorted(m["added_in"] for m in record["meat"]).count(1) == MAX_LIST
-    assert scene.state()["pending"]["revision_id"] == record["revision_id"]
+    assert answer["systemMessage"] == f"wheypoint kept {PART_TURNS + 1} turn(s) verbatim in {OURS}-part-2 r1"
+    first, second = scene.record(OURS), scene.record(f"{OURS}-part-2")
+    assert len(first["meat"]) == PART_TURNS and first["revision_number"] == 1
+    assert [m["text"] for m in second["meat"]] == [f"prompt number {PART_TURNS}"]
+    assert scene.state()["pending"]["revision_id"] == second["revision_id"]
 
 
 def test_exactly_as_many_turns_as_a_list_holds_take_one_revision_and_its_note(scene: Scene) -> None:

@@ -16,18 +16,19 @@ if TYPE_CHECKING:
     from wheypoint.store.rows import ListedWork
 
 HEAD = "wheypoint: the handoff of work"
+TURNS = 60  # prompts a scene's session holds: more than its packets have room for, fewer than a rescue's part
 
 
 @pytest.mark.parametrize("text", ["Prompt number {n}: keep the retry budget small.", "Emoji prompt {n}: " + "🦀" * 60])
 def test_a_packet_that_leaves_turns_out_says_so_on_its_first_line_and_fits_in_utf16(tmp_path: Path, text: str) -> None:
     scene = Scene(tmp_path)
-    scene.append(*(scene.record("user", text.format(n=n)) for n in range(150)))
-    assert "kept 150 turn(s)" in scene.hook()["systemMessage"]
+    scene.append(*(scene.record("user", text.format(n=n) * 2) for n in range(TURNS)))
+    assert f"kept {TURNS} turn(s)" in scene.hook()["systemMessage"]
     context = scene.hook("SessionStart")["hookSpecificOutput"]["additionalContext"]
     first, body = context.split("\n", 2)[:2]
     packet = json.loads(body)
     left = packet["omitted"]["meat"]
-    assert left > 0 and len(packet["meat"]) + left == 150
+    assert left > 0 and len(packet["meat"]) + left == TURNS
     assert first.startswith(HEAD) and f"[partial: {left} item(s) left out for size;" in first
     assert f"`wheypoint handoff render {packet['slug']}`]" in first
     # Claude Code counts a hook's context in UTF-16 code units (an emoji is two) and cuts it past 10,000.
@@ -53,7 +54,7 @@ def test_a_codex_packet_is_rendered_again_only_when_its_bytes_are_over_the_budge
     # Three to five CJK characters a prompt: three bytes of UTF-8 to one UTF-16 unit, so the packet's bytes run
     # from a little under its budget to a little over as the budget grows (the span searched below).
     scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small " + "预" * (3 + n % 3))
-                   for n in range(120)))  # fmt: skip
+                   for n in range(TURNS)))  # fmt: skip
     ctx, work = _rescued(scene)
     exact = over = near = whole = 0
     for budget in range(2200, 2240):
@@ -106,7 +107,7 @@ def test_each_smaller_codex_render_has_the_room_its_rule_gives(tmp_path: Path, m
     scene = Scene(tmp_path)
     # Mostly ASCII with eight two-byte letters a prompt: a packet's bytes run a little over its units, so over this
     # span of budgets one first render is a single byte over (where the one-unit step decides).
-    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small, caf" + "é" * 8) for n in range(160)))
+    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small, caf" + "é" * 8) for n in range(TURNS)))
     ctx, work = _rescued(scene)
     original = events._render
     calls: list[tuple[int, int]] = []  # (room, bytes) of each render
@@ -146,7 +147,7 @@ def test_a_hook_packet_has_its_budget_less_its_head_and_the_room_kept_for_its_fi
     assert _check("SessionStart", "claude-code", None) == ("SessionStart", 10000)  # the default budget
     scene = Scene(tmp_path)
     scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small " + "x" * (n % 13))
-                   for n in range(120)))  # fmt: skip
+                   for n in range(TURNS)))  # fmt: skip
     ctx, work = _rescued(scene)
 
     def packet(room: int) -> object:

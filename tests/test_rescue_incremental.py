@@ -87,16 +87,11 @@ class Scene:
         return answer(["hook", event, "--harness", "claude-code"], json.dumps(payload).encode())
 
     def kept(self) -> list[str]:
-        """The meat texts of the session's work, oldest first (sqlite3 on the store: no wheypoint read)."""
-        import sqlite3
-
-        db = sqlite3.connect(self.home / "store.sqlite3")
-        try:
-            row = db.execute("SELECT r.record_json FROM revisions r JOIN works w ON w.head_revision_id = r.revision_id "
-                             "WHERE w.slug = ?", (SLUG,)).fetchone()  # fmt: skip
-        finally:
-            db.close()
-        return [] if row is None else [m["text"] for m in json.loads(row[0])["meat"]]
+        """The meat texts of the session's own work, its parts in order, oldest first (sqlite3 on the store: no
+        wheypoint read)."""
+        if not (self.home / "store.sqlite3").exists():
+            return []
+        return [m["text"] for part in _parts(self.home) for m in part["meat"]]
 
     def mark(self) -> dict[str, Any]:
         state = json.loads(next((self.home / "hooks").glob("*.json")).read_text(encoding="utf-8"))
