@@ -107,7 +107,8 @@ def test_each_smaller_codex_render_has_the_room_its_rule_gives(tmp_path: Path, m
     scene = Scene(tmp_path)
     # Mostly ASCII with eight two-byte letters a prompt: a packet's bytes run a little over its units, so over this
     # span of budgets one first render is a single byte over (where the one-unit step decides).
-    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small, caf" + "é" * 8) for n in range(TURNS)))
+    scene.append(*(scene.record("user", f"Prompt {n}: keep the retry budget small, caf" + "é" * 8)
+                   for n in range(TURNS)))  # fmt: skip
     ctx, work = _rescued(scene)
     original = events._render
     calls: list[tuple[int, int]] = []  # (room, bytes) of each render
