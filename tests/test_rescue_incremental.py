@@ -328,6 +328,32 @@ def test_a_part_holds_at_most_its_number_of_turns_however_short(scene: Scene) ->
     assert [len(p["meat"]) for p in _parts(scene.home)] == [PART_TURNS, 4]
 
 
+def test_a_session_of_many_parts_finds_its_last_in_a_few_reads(scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last part is found by asking about PART_LOOKUP part slugs in one read, not one read a part: a session's
+    parts (here 7, of 2 turns each, asked about 3 at a time) cost a rescue 3 reads, and it goes on in the last."""
+    from wheypoint.hooks import rescue
+    from wheypoint.store.sql import SqlStore
+
+    monkeypatch.setattr(rescue, "PART_TURNS", 2)
+    monkeypatch.setattr(rescue, "PART_LOOKUP", 3)
+    scene.append(*(scene.record("user", f"Prompt {n}.") for n in range(13)))
+    code, printed = scene.hook_in_process(monkeypatch)
+    assert code == 0 and f"{SLUG}-part-7 r1" in json.loads(printed)["systemMessage"], printed
+    asked: list[list[str]] = []
+    real = SqlStore.slugs_held
+
+    def counted(self: SqlStore, project_key: str, slugs: Any) -> set[str]:
+        asked.append(list(slugs))
+        return real(self, project_key, slugs)
+
+    monkeypatch.setattr(SqlStore, "slugs_held", counted)
+    scene.append(scene.record("user", "After seven parts."))
+    code, printed = scene.hook_in_process(monkeypatch)
+    assert code == 0 and f"{SLUG}-part-7 r2" in json.loads(printed)["systemMessage"], printed
+    assert [len(names) for names in asked] == [3, 3, 3]
+    assert scene.kept() == [f"Prompt {n}." for n in range(13)] + ["After seven parts."]
+
+
 def test_a_part_just_begun_starts_its_session_with_the_turns_of_the_part_before(scene: Scene) -> None:
     """After its part switched, a session's packet holds the new part's few turns, then the newest turns of the
     part before it, verbatim, each naming the work it is in, within the harness's budget: the person's last words

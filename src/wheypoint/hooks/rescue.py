@@ -38,6 +38,7 @@ RECENT_WORKS = 20  # how many of the project's newest works are searched for the
 # part stays within 1.5x of the interpreter's start (bench/hook_bench.py, `64 KiB into a full part`).
 PART_TEXT = 48_000
 PART_TURNS = 64
+PART_LOOKUP = 64  # the parts of a session asked about in one read of the store
 USER_TURN_TYPE = "thread"  # a user turn kept by a rescue: part of the thread, its weight left to a person
 
 
@@ -110,11 +111,17 @@ def _session_work(store: Store, project: str, session: dict[str, str], slug: str
 
 def _last_part(store: Store, project: str, slug: str, after: int = 0) -> int:
     """The number of the last part of the session's own rescue work there is (0: none yet), looking from part
-    `after` on: one indexed lookup a part, and no record read."""
+    `after` on: the next PART_LOOKUP parts' slugs asked about in one read, and no record read, so that a session of
+    many parts costs a rescue no read a part. Parts are begun one after another, so the last is the highest held."""
     number = after
-    while store.works_with_slug(part_slug(slug, number + 1), project):
-        number += 1
-    return number
+    while True:
+        names = {part_slug(slug, n): n for n in range(number + 1, number + 1 + PART_LOOKUP)}
+        held = [names[name] for name in store.slugs_held(project, list(names))]
+        if not held:
+            return number
+        number = max(held)
+        if number < max(names.values()):
+            return number
 
 
 def session_turns(record: dict[str, Any], session_id: str) -> set[str]:
