@@ -252,12 +252,13 @@ def long_round(venv: bl.Venv, session: Path, tmp: Path) -> dict[str, tuple[float
     return results
 
 
-def part_size(venv: bl.Venv) -> tuple[int, int]:
-    """What a part of a session's rescue work holds in the build measured: (characters, turns) of kept turns."""
+def part_size(venv: bl.Venv) -> tuple[int, int | None]:
+    """What a part of a session's rescue work holds in the build measured: (characters, turns) of kept turns, turns
+    None for a build that bounds a part by its characters alone."""
     asked = [str(venv.python), "-c", "from wheypoint.hooks import rescue; "
-             "print(rescue.PART_TEXT, getattr(rescue, 'PART_TURNS', 10**9))"]  # fmt: skip
+             "print(rescue.PART_TEXT, getattr(rescue, 'PART_TURNS', 0))"]  # fmt: skip
     characters, turns = subprocess.run(asked, capture_output=True, text=True, check=True).stdout.split()
-    return int(characters), int(turns)
+    return int(characters), int(turns) or None
 
 
 def fill_part(venv: bl.Venv, repo: Path, env: dict[str, str], transcript: Path, rescue: Any) -> str:
@@ -265,16 +266,17 @@ def fill_part(venv: bl.Venv, repo: Path, env: dict[str, str], transcript: Path, 
     of what a part holds, the characters left shared among the turns left (so both are near their bounds: the
     dearest part), beginning the next part first when too little room is left: the part's work id."""
     most, turns = part_size(venv)
-    for number in range(2):
+    for number in range(4):  # (a part too full to fill is filled to its bound, then one more prompt begins the next)
         logged = json.loads((env_home(env) / "hooks" / "hook.log").read_text(encoding="utf-8").splitlines()[-1])
         shown = subprocess.run([venv.wheypoint, "show", logged["work_id"], "--format", "json"], cwd=repo, env=env,
                                capture_output=True, check=True)  # fmt: skip
         meat = json.loads(shown.stdout)["record"]["meat"]
-        room, characters = turns - len(meat) - 2, most - sum(len(item["text"]) for item in meat) - 300
+        characters = most - sum(len(item["text"]) for item in meat) - 300
+        room = turns - len(meat) - 2 if turns else characters // 750  # (750: a build without a bound on turns)
         fits = room > 0 and characters // max(room, 1) >= 100
         with transcript.open("ab") as handle:
             handle.write(prompts(repo, number, room, min(characters // room, 12_000)) if fits else
-                         prompts(repo, number, 1, 100))  # fmt: skip
+                         prompts(repo, number, max((turns or 0) - len(meat), 1), 100 if turns else 1_500))  # fmt: skip
         rescue()
         if fits:
             return str(logged["work_id"])
