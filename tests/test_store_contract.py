@@ -278,6 +278,60 @@ def test_list_filters_and_grep_rank(store: Store) -> None:
     assert store.list_works(WorkQuery(projects=("other",))) == []
 
 
+def test_a_head_s_query_rows_are_rewritten_only_where_its_record_changed_them(store: Store) -> None:
+    """A revision that changes no entry, edge, link or searched text (a rescue's: it adds turns) leaves those rows as
+    they are, for they describe the head before it, which held the same; one that changes them rewrites exactly
+    those. Either way every query answers from the new head."""
+    from wheypoint.store.sql import SqlStore
+
+    write(store, "w0", 1, None)
+    first = outcome("w0", 1, None).record
+
+    def revision(number: int, **changes: Any) -> Outcome:
+        made = outcome("w0", number, f"rev-w0-{number - 1}")
+        made.record.update({key: first[key] for key in ("entries", "edges", "artifact_links")}, **changes)
+        return made
+
+    assert isinstance(store, SqlStore)
+    ran: list[str] = []
+    run = store._run
+
+    def counted(sql: str, args: tuple[Any, ...], **options: Any) -> list[tuple[Any, ...]]:
+        ran.append(sql.split(" (")[0].split(" WHERE")[0])
+        return run(sql, args, **options)
+
+    searched: list[str] = []
+    search = store._write_search
+
+    def indexed(work_id: str, record: dict[str, Any]) -> None:
+        searched.append(work_id)
+        search(work_id, record)
+
+    store._run, store._write_search = counted, indexed  # type: ignore[method-assign]
+    store.commit("w0", "rev-w0-1", "rev-w0-2", lambda head: revision(2, meat=[{"turn": "t1", "text": "More."}]))
+    derived = ("DELETE", "INSERT INTO entries", "INSERT INTO edges", "INSERT INTO artifact_links")
+    assert not [sql for sql in ran if sql.startswith(derived)] and searched == [], ran
+    for query in (WorkQuery(grep=("backoff",)), WorkQuery(entry_kinds=("decision",)), WorkQuery(linked_to=("a.py",)),
+                  WorkQuery(linked_to=("other-work",))):  # fmt: skip
+        assert [w.work_id for w in store.list_works(query)] == ["w0"], query
+    ran.clear()
+    later = revision(
+        3,
+        orientation="Now the cache.",
+        edges=[],
+        entries=[*first["entries"], {**first["entries"][0], "id": "e9", "kind": "question"}],
+    )
+    store.commit("w0", "rev-w0-2", "rev-w0-3", lambda head: later)
+    assert {"DELETE FROM entries", "DELETE FROM edges", "INSERT INTO entries"} <= set(ran) and searched == ["w0"], ran
+    assert "DELETE FROM artifact_links" not in ran and "INSERT INTO artifact_links" not in ran, ran
+    store._run, store._write_search = run, search  # type: ignore[method-assign]
+    assert [w.work_id for w in store.list_works(WorkQuery(grep=("cache",)))] == ["w0"]
+    assert store.list_works(WorkQuery(grep=("gateway client",))) == []
+    assert store.list_works(WorkQuery(linked_to=("other-work",))) == []
+    assert [w.work_id for w in store.list_works(WorkQuery(entry_kinds=("question",)))] == ["w0"]
+    assert [w.work_id for w in store.list_works(WorkQuery(linked_to=("a.py",)))] == ["w0"]
+
+
 def test_records_reads_the_heads_of_many_works_at_once_as_record_does(store: Store) -> None:
     """One read for many heads (the inbox's page of gates): the same records `record` gives, a work not in the
     store left out, a name given twice read once, and more ids than one IN list holds."""

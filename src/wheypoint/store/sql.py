@@ -385,7 +385,7 @@ class SqlStore:
             raise refused
         outcome = write.build(head)
         record, revision = outcome.record, outcome.revision
-        self._insert_revision(record, revision, write)
+        self._insert_revision(record, revision, write, head)
         return Committed(record, revision, replayed=False, warnings=outcome.warnings)
 
     def _head_for(self, write: Write) -> dict[str, Any] | None:
@@ -398,8 +398,11 @@ class SqlStore:
                 return known
         return self.record(write.work_id)
 
-    def _insert_revision(self, record: dict[str, Any], revision: dict[str, Any], write: Write) -> None:
-        """The revision's row, its head's rows and its provenance; the caller's transaction makes them one."""
+    def _insert_revision(
+        self, record: dict[str, Any], revision: dict[str, Any], write: Write, head: dict[str, Any] | None = None
+    ) -> None:
+        """The revision's row, its head's rows and its provenance; the caller's transaction makes them one. `head`:
+        the work's head it was built on (whose rows the query tables hold), None for a first revision."""
         author = write.author or (write.written_from.author if write.written_from else None)
         self._run(
             "INSERT INTO revisions (revision_id, work_id, number, parent_revision_id, captured_at, record_digest, "
@@ -407,7 +410,7 @@ class SqlStore:
             (revision["revision_id"], write.work_id, revision["revision_number"], revision["parent_revision_id"],
              revision["captured_at"], record["record_digest"], dumps(record), dumps(revision), author),
         )  # fmt: skip
-        self._write_head(record, write.written_from)
+        self._write_head(record, write.written_from, head)
         if write.imported_from is not None:
             origin = write.imported_from
             self._run(
@@ -415,13 +418,17 @@ class SqlStore:
                 (revision["revision_id"], write.work_id, origin.bundle_digest, origin.source, origin.imported_at),
             )
 
-    def _write_head(self, record: dict[str, Any], written_from: WrittenFrom | None) -> None:
+    def _write_head(
+        self, record: dict[str, Any], written_from: WrittenFrom | None, before: dict[str, Any] | None = None
+    ) -> None:
         """Point the work at `record`, its new head, and rebuild the head's rows of every query table.
 
         They are derived from the head record alone (plus where it was written from) and rewritten inside the
-        commit's transaction, so they can never describe any revision but the head. `written_from` (the
-        checkout and note folder of the process that wrote it) replaces the last writer's; None (a caller that
-        does not say, such as an import) leaves them as they were.
+        commit's transaction, so they can never describe any revision but the head. `before` is the head it
+        replaces: a table whose part of the record is what it was there (a rescue's revision adds turns, and
+        changes no entry, edge, link or searched text) keeps its rows, which describe `before` and so are already
+        those of `record`. `written_from` (the checkout and note folder of the process that wrote it) replaces the
+        last writer's; None (a caller that does not say, such as an import) leaves them as they were.
         """
         from wheypoint.model.derived import GATING_KINDS  # here: only writes need the model's derivations
 
@@ -441,17 +448,21 @@ class SqlStore:
              written_from.checkout if written_from else None, written_from.note_dir if written_from else None,
              said, said),
         )  # fmt: skip
-        for table in ("entries", "edges", "artifact_links"):
+        before = before if before is not None and before.get("work_id") == work_id else None
+        changed = {table for table in ("entries", "edges", "artifact_links")
+                   if before is None or record[table] != before.get(table)}  # fmt: skip
+        for table in sorted(changed):
             self._run(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
         entries = [(work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS),
                     e.get("owner"), e.get("added_in")) for e in record["entries"]]  # fmt: skip
-        if entries:
+        if entries and "entries" in changed:
             self._run("INSERT INTO entries (work_id, entry_id, kind, state, gates, owner, added_in) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?)", tuple(entries), many=True)  # fmt: skip
         edges = [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]]
-        if edges:
+        if edges and "edges" in changed:
             self._run("INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)", tuple(edges), many=True)
         links = [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]]
-        if links:
+        if links and "artifact_links" in changed:
             self._run("INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)", tuple(links), many=True)
-        self._write_search(work_id, record)
+        if before is None or search_texts(record) != search_texts(before):
+            self._write_search(work_id, record)

@@ -327,8 +327,10 @@ class PostgresStore(SqlStore):
     def _lock(self, work_id: str) -> None:
         self._run("SELECT pg_advisory_xact_lock(?, hashtext(?) & ?)", (WORK_LOCK, work_id, LOCK_BUCKETS - 1))
 
-    def _insert_revision(self, record: dict[str, Any], revision: dict[str, Any], write: Write) -> None:
-        super()._insert_revision(record, revision, write)
+    def _insert_revision(
+        self, record: dict[str, Any], revision: dict[str, Any], write: Write, head: dict[str, Any] | None = None
+    ) -> None:
+        super()._insert_revision(record, revision, write, head)
         # One more in the count of the bucket whose lock this transaction holds (migrations.m008_revision_counts).
         self._run(
             "INSERT INTO revision_counts (bucket, revisions) VALUES (hashtext(?) & ?, 1) "
