@@ -163,12 +163,15 @@ def test_the_scan_s_tables_are_kept_and_the_next_process_loads_what_it_would_bui
     assert first["same"] and not first["kept"] and len(first["new"]) == 2  # type: ignore[arg-type]  # rules, index
     second = index()
     assert second["same"] and second["kept"] == first["new"] and not second["new"], second
-    # Another build of the module that makes a table (an upgrade leaves the kept file behind) builds it again.
-    for module, name in (("credential_text.py", "needle-index"), ("credential_hand.py", "credential-rules")):
+    # Another build of the module that makes a table (an upgrade leaves the kept file behind) builds it again, and
+    # the needle index, kept under the rule table's sources too, with it.
+    index_name = "needle-index-of-1"
+    for module, names in (("credential_text.py", [index_name]),
+                          ("credential_hand.py", ["credential-rules", index_name])):  # fmt: skip
         source = site / "wheypoint" / "model" / module
         os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
         rebuilt = index()
-        assert rebuilt["same"] and [key.split(":")[1] for key in rebuilt["new"]] == [name], rebuilt  # type: ignore[union-attr]
+        assert rebuilt["same"] and [key.split(":")[1] for key in rebuilt["new"]] == names, rebuilt  # type: ignore[union-attr]
     # A kept table of another shape (a forged or foreign file) is built again, and kept again.
     import marshal
 
@@ -181,7 +184,38 @@ def test_the_scan_s_tables_are_kept_and_the_next_process_loads_what_it_would_bui
     _patterns_file(site).write_bytes(data[:8] + len(encoded).to_bytes(8, "little") + encoded + blob)
     third = index()
     names = [key.split(":")[1] for key in third["new"]]  # type: ignore[union-attr]
-    assert third["same"] and names == ["credential-rules", "needle-index"], third
+    assert third["same"] and names == ["credential-rules", index_name], third
+
+
+_PLAIN = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from wheypoint.model.credential_table import compiled
+from wheypoint.model.rules import secret_problem
+said = [secret_problem("$", text) is not None for text in sys.argv[2:]]
+print(json.dumps({"said": said, "table": bool(compiled()._table)}))
+from wheypoint import boot
+boot.refresh()
+"""
+
+
+def test_a_text_holding_no_needle_is_scanned_without_the_rule_table(tmp_path: Path) -> None:
+    """The needle index is kept under the rule table's sources, so once both are kept a scan of a text that holds
+    no needle loads the index alone; one that holds a needle loads the table and finds the credential."""
+    site = _copy(tmp_path)
+    env = _env(tmp_path)
+    plain, secret = "Please fix the retry helper's tests, then commit.", "token = ghp_" + "a1B2c3D4e5" * 4
+
+    def scan(*texts: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", _PLAIN, str(site), *texts], cwd=site, env=env,
+                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+        return report
+
+    assert scan(plain) == {"said": [False], "table": True}  # nothing kept yet: the index is built from the table
+    assert scan(plain) == {"said": [False], "table": False}
+    assert scan(plain, secret) == {"said": [False, True], "table": True}
 
 
 def test_the_cli_writes_the_file_once_its_answer_is_out(tmp_path: Path) -> None:

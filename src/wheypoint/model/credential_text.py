@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from wheypoint.model.canonical import sha256_hex
 from wheypoint.model.records import Record
 from wheypoint.patterns import compiled as regex
 from wheypoint.patterns import kept as kept_table
@@ -102,16 +101,18 @@ class NeedleIndex:
     is looked for where its last word (` key`, the anchor) occurs.
     """
 
-    def __init__(self, needles: Iterable[str], common: frozenset[str]) -> None:
-        wanted = frozenset(needles)
-        # Built from the rule tables alone, so kept beside the start-up image once built (patterns.kept): about a
-        # millisecond of every write otherwise. Its version is a digest of what it is built from, and this module's
-        # size and time (how it is built: a changed build must not meet an index the old one kept).
-        version = sha256_hex("\n".join([*sorted(wanted), "", *sorted(common)]).encode("utf-8", "surrogatepass"))
+    def __init__(self, needles: Callable[[], Iterable[str]], common: frozenset[str], version: str,
+                 sources: tuple[str, ...]) -> None:  # fmt: skip
+        """`needles` gives the rules' needles, asked only when the index is built; the rules and `common` come from
+        the package's modules `sources` at `version` (what `patterns.kept` keeps their table under)."""
+        # Built from the rule table alone, so kept beside the start-up image once built (patterns.kept): about a
+        # millisecond of every write otherwise. It is kept under the table's version and sources and this module's
+        # (how it is built), so a changed table or build never meets an index the old one kept, and a scan loads
+        # it without the table.
         (self.needles, self.words, self.direct, self.spaced, self.heads, self.head_of, self.exact_heads, self.fused,
-         self.to_space, self.to_token) = kept_table("needle-index", version[:32],
-                                                    lambda: _index_state(wanted, common), _sound_index,
-                                                    ("model/credential_text.py",))  # fmt: skip
+         self.to_space, self.to_token) = kept_table(f"needle-index-of-{version}", "2",
+                                                    lambda: _index_state(frozenset(needles()), common), _sound_index,
+                                                    (*sources, "model/credential_text.py"))  # fmt: skip
         self.accelerated: object = None  # what the accelerator builds from the index, on its first scan
 
 
