@@ -25,8 +25,8 @@ HOOK = Command(
 
 
 def answer(argv: list[str]) -> int:
-    """A harness's hook (`argv`: the line after `hook`): never a refusal or a non-zero exit, whatever the line or
-    the payload (see hooks/)."""
+    """A harness's hook (`argv`: the line after `hook`): never a refusal, and exit 0 whatever the line or the
+    payload (see hooks/); only a harness that stopped reading (1) or an interrupt (130) ends it otherwise."""
     from wheypoint.hooks.events import run_hook
 
     try:
