@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 RECENT_WORKS = 20  # how many of the project's newest works are searched for the session's own work
 # What a part holds before a rescue goes on in the session's next part: characters of kept turns, and kept turns
-# (each costs its own bookkeeping in the record and the note, however short). Sized so that a rescue into a full
-# part stays within 1.5x of the interpreter's start (bench/hook_bench.py, `64 KiB into a full part`).
+# (each costs its own bookkeeping in the record and the note, however short). At these bounds a full part adds
+# 0.1-0.15x of the interpreter's start to a rescue (bench/hook_bench.py, `64 KiB into a full part`).
 PART_TEXT = 48_000
 PART_TURNS = 64
 PART_LOOKUP = 64  # the parts of a session asked about in one read of the store
