@@ -29,20 +29,16 @@ def run() -> None:
     import gc
 
     gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    from wheypoint.cli.grammar import asks_help
+
     line = sys.argv[1:]
-    if line[:1] == ["hook"] and not _asks_help(line[1:]):
+    if line[:1] == ["hook"] and not asks_help(line[1:]):
         from wheypoint.cli.hookline import answer
 
         _end(lambda: answer(line[1:]))
     from wheypoint.cli.main import main
 
     _end(main)
-
-
-def _asks_help(rest: list[str]) -> bool:
-    """Whether a command's arguments ask for its help: `-h` or `--help` before any `--` (as main.py reads them)."""
-    before_dashes = rest[: rest.index("--")] if "--" in rest else rest
-    return any(arg in ("-h", "--help") for arg in before_dashes)
 
 
 def _end(command: Callable[[], int]) -> NoReturn:

@@ -53,6 +53,13 @@ class Command(Record):
 FORMAT = Option("--format", "json (the default off a terminal) or text (the default on one)", "json|text")
 
 
+def asks_help(rest: list[str]) -> bool:
+    """Whether a command's arguments ask for its help: `-h` or `--help` anywhere before a `--` (`handoff render
+    --help` asks for help, not for a note named --help)."""
+    before_dashes = rest[: rest.index("--")] if "--" in rest else rest
+    return any(arg in ("-h", "--help") for arg in before_dashes)
+
+
 def usage(message: str, parameter: str | None = None) -> Refusal:
     """A malformed command line (exit 2)."""
     return Refusal("usage", message, usage=True, parameter=parameter)

@@ -12,7 +12,7 @@ import sys
 
 from wheypoint import jsontext
 from wheypoint.cli.commands import BY_NAME, COMMANDS, command_help, overview, unknown_command
-from wheypoint.cli.grammar import Command, parse, refuse_undecodable, spell, usage, whole_number
+from wheypoint.cli.grammar import Command, asks_help, parse, refuse_undecodable, spell, usage, whole_number
 from wheypoint.model.errors import Refusal
 from wheypoint.model.replies import document_text, internal_error, scrub
 
@@ -455,9 +455,7 @@ def _run(argv: list[str]) -> int:
     if command is None:
         raise unknown_command(argv[0])
     rest = argv[1:]
-    # Help anywhere before a `--`: `handoff render --help` asks for help, not for a note named --help.
-    before_dashes = rest[: rest.index("--")] if "--" in rest else rest
-    if any(arg in ("-h", "--help") for arg in before_dashes):
+    if asks_help(rest):
         print(_help(command))
         return 0
     if command.grammar != "table":
