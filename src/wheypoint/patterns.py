@@ -15,8 +15,9 @@
 # - Only patterns written in this package's source are given to `compiled` (the scan's rule tables, literals),
 #   and only values built from that source to `kept`: never one built from input, which would put a user's text on
 #   disk. The file therefore holds a bounded set; past _MAX_ENTRIES or _MAX_BYTES it is started again.
-# - A kept table is named with a version, a digest of what it was built from, so a changed source builds it again;
-#   its shape is checked (the caller's `sound`) before it is used, and a table that fails is built again.
+# - A kept table is named with a version and the sizes and times of the sources it is built from, so a changed
+#   source builds it again; its shape is checked (the caller's `sound`) before it is used, and a table that fails
+#   is built again.
 # - A kept program is used only by the interpreter that made it: the file's header names the interpreter's
 #   version, its bytecode magic number and the regular-expression engine's own constants (`_sre.MAGIC`, its code
 #   unit size and limits), and a file of any other is ignored whole. `_sre.compile` validates every program it is

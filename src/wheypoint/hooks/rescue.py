@@ -89,10 +89,10 @@ def _session_work(store: Store, project: str, session: dict[str, str], slug: str
     (`slug`), however many works came after that part and whoever wrote its head (a rescue into it keeps only the
     turns it does not hold yet).
 
-    The parts are numbered in the order they were begun, so the last is found by its number (one indexed lookup a
-    part) rather than by the store's newest-first order, which ties within a second: a long session's first rescue
-    writes several parts in one. Only that part's head is read, and of the others only those of works that are
-    not the session's own parts; a tie between the two is the part's.
+    The parts are numbered in the order they were begun, so the last is found by its number (`_last_part`) rather
+    than by the store's newest-first order, which ties within a second: a long session's first rescue writes
+    several parts in one. Only that part's head is read, and of the others only those of works that are not the
+    session's own parts; a tie between the two is the part's.
     """
 
     def other(work_id: str) -> bool:

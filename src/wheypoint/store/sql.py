@@ -453,16 +453,16 @@ class SqlStore:
                    if before is None or record[table] != before.get(table)}  # fmt: skip
         for table in sorted(changed):
             self._run(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
-        entries = [(work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS),
-                    e.get("owner"), e.get("added_in")) for e in record["entries"]]  # fmt: skip
-        if entries and "entries" in changed:
+        if "entries" in changed and record["entries"]:
+            entries = [(work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS),
+                        e.get("owner"), e.get("added_in")) for e in record["entries"]]  # fmt: skip
             self._run("INSERT INTO entries (work_id, entry_id, kind, state, gates, owner, added_in) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?)", tuple(entries), many=True)  # fmt: skip
-        edges = [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]]
-        if edges and "edges" in changed:
+        if "edges" in changed and record["edges"]:
+            edges = [(work_id, edge["ref"], edge["kind"]) for edge in record["edges"]]
             self._run("INSERT INTO edges (work_id, ref, kind) VALUES (?, ?, ?)", tuple(edges), many=True)
-        links = [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]]
-        if links and "artifact_links" in changed:
+        if "artifact_links" in changed and record["artifact_links"]:
+            links = [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]]
             self._run("INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)", tuple(links), many=True)
         if before is None or search_texts(record) != search_texts(before):
             self._write_search(work_id, record)
