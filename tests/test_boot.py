@@ -6,6 +6,7 @@ Each test copies the package into a folder of its own and runs real interpreters
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -32,8 +33,10 @@ sys.stdout.flush()
 loaders = {name: type(module.__spec__.loader).__name__ for name, module in sys.modules.items()
            if name.startswith("wheypoint.")}
 files = {name: module.__file__ for name, module in sys.modules.items() if name.startswith("wheypoint")}
-print(json.dumps({"code": code, "loaders": loaders, "files": files, "edited": getattr(replies, "EDITED", None)}),
-      file=sys.stderr)
+setup = {name: [module.__cached__, getattr(module, "__path__", None), module.__spec__.parent, module.__package__]
+         for name, module in sys.modules.items() if name.startswith("wheypoint")}
+print(json.dumps({"code": code, "loaders": loaders, "files": files, "edited": getattr(replies, "EDITED", None),
+                  "setup": setup}), file=sys.stderr)
 """
 
 
@@ -88,6 +91,16 @@ def test_a_command_writes_the_image_and_the_next_one_imports_from_it(tmp_path: P
     files = report["files"]
     assert isinstance(files, dict)
     assert all(str(path).startswith(str(site / "wheypoint")) and str(path).endswith(".py") for path in files.values())
+    # each module is set up as the standard path sets it up: its bytecode's path, a package's search path, its
+    # parent package (the image's finder builds the spec by hand)
+    setup = report["setup"]
+    assert isinstance(setup, dict)
+    for name, (cached, path, parent, package) in setup.items():
+        source = str(files[name])
+        is_package = source.endswith("__init__.py")
+        assert cached == importlib.util.cache_from_source(source), name
+        assert path == ([os.path.dirname(source)] if is_package else None), name
+        assert parent == package == (name if is_package else name.rpartition(".")[0]), name
     _run(site, env, "list")  # nothing changed: the image is not written again
     assert _image(site).stat().st_mtime_ns == written
 

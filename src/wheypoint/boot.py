@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 try:  # the bootstrap's own machinery, already loaded in every CPython process: no import cost
     import _frozen_importlib_external as _bootstrap
+    from _frozen_importlib import ModuleSpec as _ModuleSpec
 except ImportError:  # pragma: no cover - another interpreter: the standard path only
     _bootstrap = None  # type: ignore[assignment]
 
@@ -189,10 +190,19 @@ class _Finder:
         if entry is None:  # not in the image (a new file, or no such module): the standard path answers
             return None
         source, is_package = os.path.join(_state["dir"], entry[0]), entry[1]
-        locations = [os.path.dirname(source)] if is_package else None
-        return _bootstrap.spec_from_file_location(
-            name, source, loader=_Loader(name, source), submodule_search_locations=locations
-        )
+        # The spec `spec_from_file_location` makes of a source file, built without its generic steps (a
+        # millisecond over a command's modules). Its `cached` (the module's `__cached__`) is spelled as
+        # `cache_from_source` spells it where that is plain (no `sys.pycache_prefix`, no `-O`); else the spec
+        # asks `cache_from_source` itself when the module is set up.
+        folder = os.path.dirname(source)
+        spec = _ModuleSpec(name, _Loader(name, source), origin=source, is_package=is_package)
+        spec.has_location = True
+        if is_package:
+            spec.submodule_search_locations = [folder]
+        if sys.pycache_prefix is None and not sys.flags.optimize:
+            stem = os.path.basename(source)[:-3]  # (the image holds `.py` files only)
+            spec.cached = os.path.join(folder, "__pycache__", f"{stem}.{sys.implementation.cache_tag}.pyc")
+        return spec
 
     @staticmethod
     def invalidate_caches() -> None:
