@@ -133,11 +133,12 @@ def test_install_merges_into_existing_settings_and_its_commands_run(
         words = shlex.split(handler["command"])
         assert words[-4:] == ["hook", event, "--harness", "claude-code"]
         assert os.path.isabs(words[0])  # the interpreter by absolute path
+        # without `site` (-S): the runtime needs the standard library alone
         if runtime == "pyz":
-            assert words[1:-4] == [str(request.getfixturevalue("pyz"))]  # the zipapp by absolute path
+            assert words[1:-4] == ["-S", str(request.getfixturevalue("pyz"))]  # the zipapp by absolute path
         else:  # the program by its file's path; under -P the checkout the hook runs in stays off the path
             program = str(Path(wheypoint.__file__).resolve().parent / "__main__.py")
-            assert words[1:-4] == (["-P", program] if sys.version_info >= (3, 11) else [program])
+            assert words[1:-4] == (["-S", "-P", program] if sys.version_info >= (3, 11) else ["-S", program])
     assert all(e["installed"] and e["current"] for e in reply["events"])
 
     # What the harness would run answers it: one JSON document, exit 0.
@@ -169,6 +170,35 @@ def test_a_hook_run_in_a_checkout_holding_a_wheypoint_folder_runs_wheypoint_not_
                               check=False)  # fmt: skip
         assert done.returncode == 0 and isinstance(json.loads(done.stdout), dict), done.stdout + done.stderr
         assert not marker.exists(), f"{event}: the checkout's own wheypoint ran"
+
+
+@pytest.mark.parametrize("runtime", ["package", "pyz"])
+def test_an_installed_hook_starts_without_site_and_still_finds_its_package(
+    scratch: Scratch, runtime: str, request: pytest.FixtureRequest
+) -> None:
+    """`site` costs every hook's start about 2 ms and the runtime needs nothing it adds: the installed command
+    skips it (a `sitecustomize` on the path is not run), yet finds its own package, wherever it is installed (this
+    checkout's is an editable install, which only a `.pth` file that `site` reads puts on the path)."""
+    program = [BASE_PYTHON, "-I", str(request.getfixturevalue("pyz"))] if runtime == "pyz" else None
+    reply = scratch.hooks("install", "--harness", "claude-code", **({"program": program} if program else {}))
+    assert reply["changed"] is True
+    planted = scratch.root / "planted"
+    planted.mkdir()
+    marker = scratch.root / "site-ran"
+    (planted / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
+    data = json.loads((scratch.home / ".claude" / "settings.json").read_text())
+    command = _ours(data, "SessionStart")[0]["command"]
+    env = {**scratch.env, "PYTHONPATH": str(planted)}
+    payload = json.dumps({"session_id": "s-1", "cwd": str(scratch.root)})
+    done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, text=True, env=env,
+                          cwd=scratch.root, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0 and isinstance(json.loads(done.stdout), dict), done.stdout + done.stderr
+    assert not marker.exists(), "the hook imported site"
+    # the same line with `site` would have run it: the file is planted where `site` looks
+    with_site = command.replace(" -S ", " ", 1)
+    subprocess.run(["sh", "-c", with_site], input="{}", capture_output=True, text=True, env=env, cwd=scratch.root,
+                   timeout=60, check=False)  # fmt: skip
+    assert marker.exists()
 
 
 def test_installing_twice_gives_the_same_bytes_and_no_second_backup(scratch: Scratch) -> None:
