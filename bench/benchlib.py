@@ -160,9 +160,18 @@ def revision_tree(revision: str, dest: Path) -> Path:
     return dest
 
 
+# How a clean venv is built (`_build_venv`): a venv built another way is not reused. 2: with a current pip.
+VENV_RECIPE = "2"
+# The pip a clean venv installs with. `python -m venv` seeds the pip of its Python's release (3.11.7: pip 23.2),
+# whose console script imports `re` before the program starts (about 3.5 ms of every command on this kind of
+# machine); pip 25.0 (pypa/pip#13166) and uv write one that imports `sys` alone, as a user installing today gets.
+CURRENT_PIP = "pip>=25"
+
+
 def _fingerprint(snapshot: Path, base: str) -> str:
-    """Hash of the src tree's files (paths and bytes), pyproject.toml and the interpreter's version and path."""
-    digest = hashlib.sha256(f"{base}\n{sys.version}\n{platform.python_implementation()}\n".encode())
+    """Hash of the src tree's files (paths and bytes), pyproject.toml, the interpreter's version and path, and the
+    venv's recipe."""
+    digest = hashlib.sha256(f"{base}\n{sys.version}\n{platform.python_implementation()}\n{VENV_RECIPE}\n".encode())
     files = sorted(p for p in (snapshot / "src").rglob("*") if p.is_file())
     for path in [*files, snapshot / "pyproject.toml"]:
         relative = path.relative_to(snapshot).as_posix()
@@ -216,6 +225,9 @@ def _build_venv(base: str, snapshot: Path, path: Path, marker: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     _run([base, "-m", "venv", str(path)], "python -m venv", env=env)
     python = str(path / "bin" / "python")
+    _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "--disable-pip-version-check", CURRENT_PIP],
+         "pip install --upgrade pip", env=env)  # fmt: skip
+    pip_version = _run([python, "-c", "import pip; print(pip.__version__)"], "pip --version", env=env).strip()
     probe = subprocess.run([python, "-c", "import setuptools; print(setuptools.__version__)"], capture_output=True,
                            text=True, env=env, check=False)  # fmt: skip
     have = probe.stdout.strip() if probe.returncode == 0 else None
@@ -238,6 +250,7 @@ def _build_venv(base: str, snapshot: Path, path: Path, marker: Path) -> None:
     if not Path(package_file).resolve().is_relative_to(path.resolve()):
         raise SystemExit(f"the venv imports wheypoint from {package_file}, not from its own install")
     version = json.loads(_run([str(path / "bin" / "wheypoint"), "--version"], "wheypoint --version", env=env))
+    install = f"pip {pip_version}, {install}"
     facts = {"package": str(Path(package_file).parent), "install": install, "version": version.get("version", "?"),
              "pth": sorted(p.name for p in Path(purelib).glob("*.pth")), "python": platform.python_version(),
              "base": base, "built": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
