@@ -18,9 +18,10 @@ import benchlib as bl
 
 # The update target: validated, then checkpointed with --base, every round (show and resolve read another work).
 UPDATED = bl.PREFIX
-# The single-file runtime's rows: `<interpreter the venv was made from> -I wheypoint.pyz ...`, beside the baseline
-# that interpreter pays with -I (its own site-packages .pth files included, which a venv leaves out).
-BARE_BASELINE = "bare -I baseline"
+# The single-file runtime's rows: `<interpreter the venv was made from> -I -S wheypoint.pyz ...`, as the skill runs it
+# (-S: the runtime needs nothing `site` adds, and that interpreter's own site-packages .pth files cost it tens of
+# milliseconds), beside the baseline that interpreter pays on the same terms.
+BARE_BASELINE = "bare -I -S baseline"
 BARE_CODE = bl.BASELINE_CODE + "; print('{\"ok\": true}')"  # a JSON reply, as every timed step must print
 PYZ_ROWS = {"pyz show": "show", "pyz checkpoint new": "checkpoint new", "pyz checkpoint update": "checkpoint update"}
 PYZ: dict[str, Any] = {}  # the archive the run measures: folder (main), then path, sha256, source_digest
@@ -99,7 +100,7 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
             raise SystemExit(f"turns found {len(turns)} user turns, not {world.turns}: {reply}")
         return f"{len(turns)} user turn" + ("" if len(turns) == 1 else "s")
 
-    bare = [venv.base, "-I"]
+    bare = [venv.base, "-I", "-S"]
     pyz = [*bare, PYZ["path"]]
     single = [
         bl.Step(BARE_BASELINE, lambda n: [*bare, "-c", BARE_CODE], lambda reply: "ran"),
@@ -170,10 +171,10 @@ def pyz_report(venv: bl.Venv, results: list[bl.SizeResult]) -> list[str]:
     rows = list(PYZ_ROWS)
     same = "the same sources as" if PYZ.get("venv_digest") == PYZ["source_digest"] else "NOT the sources of"
     lines = ["## The single-file runtime", "",
-             f"`{venv.base} -I {PYZ['path']} ...` (built by tools/build_pyz.py; sha256 {PYZ['sha256'][:16]}..., "
+             f"`{venv.base} -I -S {PYZ['path']} ...` (built by tools/build_pyz.py; sha256 {PYZ['sha256'][:16]}..., "
              f"source digest {PYZ['source_digest'][:23]}..., {same} the venv's install). `{BARE_BASELINE}` is "
-             f"`{venv.base} -I -c '{bl.BASELINE_CODE}'`: the interpreter outside the venv, its site-packages .pth "
-             "files included. Each cell: the median of per-round ratios [ratio of medians].", "",
+             f"`{venv.base} -I -S -c '{bl.BASELINE_CODE}'`: the interpreter outside the venv, without its "
+             "site-packages (as the pyz runs). Each cell: the median of per-round ratios [ratio of medians].", "",
              "| store | ratio to | " + " | ".join([BARE_BASELINE, *rows]) + " |",
              "|---:|---|" + "---:|" * (len(rows) + 1),
              "| target | venv baseline | | " + " | ".join(f"<= {bl.TARGETS[PYZ_ROWS[r]]}x" for r in rows)
