@@ -53,6 +53,7 @@ _HEAD = 16
 _MAX_INDEX = 1 << 22  # an index of 4 MiB would name tens of thousands of modules: anything larger is not ours
 _Entry = tuple[str, bool, int, int, int, int]
 _state: dict[str, Any] = {"entries": None, "stale": False, "path": None, "dir": None, "file": None, "codes": 0}
+_state["room"] = 0  # the bytes of code the image holds after its index (an entry must lie within them)
 
 
 def image_path(package_dir: str) -> str | None:
@@ -72,11 +73,11 @@ def _read(path: str) -> dict[str, _Entry] | None:
     if read is None:
         return None
     descriptor, entries, at, room = read
-    if not _sound(entries, room):
+    if not isinstance(entries, dict):
         os.close(descriptor)
         return None
-    _state["file"], _state["codes"] = descriptor, at
-    return entries  # type: ignore[no-any-return]
+    _state["file"], _state["codes"], _state["room"] = descriptor, at, room
+    return entries
 
 
 def read_indexed(path: str, magic: bytes, max_index: int) -> tuple[int, Any, int, int] | None:
@@ -130,20 +131,22 @@ def write_indexed(path: str, magic: bytes, index: dict[Any, Any], blobs: list[by
     return True
 
 
-def _sound(entries: object, room: int) -> bool:
-    """Whether a read index is one `refresh` writes: names to (relative path, is a package, mtime_ns, size, start,
-    length), each module's code within the `room` the file holds after the index."""
-    if not isinstance(entries, dict):
-        return False
-    for name, entry in entries.items():
-        if not (isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 6):
-            return False
+def _entry(name: str) -> _Entry | None:
+    """The image's entry for module `name` when it is one `refresh` writes: (relative path, is a package, mtime_ns,
+    size, start, length), its code within the room the file holds after the index. Checked when the module is
+    asked for, not the whole index at start (a command imports a third of the package); an entry of another shape
+    is not used, and the image is written again."""
+    entries = _state["entries"]
+    entry = entries.get(name) if entries is not None else None
+    if entry is None:
+        return None
+    if isinstance(entry, tuple) and len(entry) == 6:
         path, package, _, _, start, length = entry
-        if not (isinstance(path, str) and isinstance(package, bool) and all(type(n) is int for n in entry[2:])):
-            return False
-        if path.startswith(("/", "..")) or not 0 <= start <= start + length <= room:
-            return False
-    return True
+        if (isinstance(path, str) and isinstance(package, bool) and all(type(n) is int for n in entry[2:])
+                and not path.startswith(("/", "..")) and 0 <= start <= start + length <= _state["room"]):  # fmt: skip
+            return entry
+    _state["stale"] = True
+    return None
 
 
 def _code(entry: _Entry) -> CodeType | None:
@@ -162,8 +165,7 @@ class _Loader(_bootstrap.SourceFileLoader if _bootstrap is not None else object)
     """The standard source loader, but for the code object, which comes from the image when it is current."""
 
     def get_code(self, fullname: str) -> CodeType | None:
-        entries = _state["entries"] or {}
-        entry = entries.get(fullname)
+        entry = _entry(fullname)
         if entry is not None:
             try:
                 facts = os.stat(self.path)
@@ -183,10 +185,9 @@ class _Finder:
 
     @staticmethod
     def find_spec(name: str, path: object = None, target: ModuleType | None = None) -> ModuleSpec | None:
-        entries = _state["entries"]
-        if entries is None or not name.startswith(PACKAGE + "."):
+        if not name.startswith(PACKAGE + "."):
             return None
-        entry = entries.get(name)
+        entry = _entry(name)
         if entry is None:  # not in the image (a new file, or no such module): the standard path answers
             return None
         source, is_package = os.path.join(_state["dir"], entry[0]), entry[1]
