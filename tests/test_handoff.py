@@ -22,14 +22,8 @@ from test_noteparse import (
     resolved_record,
 )
 from wheypoint.model.errors import Refusal
-from wheypoint.notes.handoff import (
-    MALFORMED_NEXT,
-    PACKET_CATEGORIES,
-    dispatch,
-    dispatch_record,
-    packet_size,
-    render_packet,
-)
+from wheypoint.notes.handoff import MALFORMED_NEXT, dispatch, dispatch_record
+from wheypoint.notes.packet import PACKET_CATEGORIES, packet_size, render_packet
 from wheypoint.notes.parse import parse_note
 
 
@@ -208,7 +202,7 @@ def test_a_budget_below_the_core_is_refused() -> None:
 
 def _measured_whole(record: dict[str, Any], budget: int, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
     """render_packet's choice as it was first written: each item tried by measuring the whole packet again."""
-    from wheypoint.notes.handoff import _packet_items
+    from wheypoint.notes.packet import _packet_items
 
     packet = render_packet(record, budget, earlier=earlier)
     core = {key: packet[key] for key in packet if key not in (*PACKET_CATEGORIES, "omitted")}

@@ -15,8 +15,9 @@ from wheypoint.model.errors import Refusal
 from wheypoint.model.intake import require_valid
 from wheypoint.model.kernel import Provenance, apply
 from wheypoint.model.schemacheck import SchemaChecker
-from wheypoint.notes.handoff import dispatch, dispatch_record, render_packet
+from wheypoint.notes.handoff import dispatch, dispatch_record
 from wheypoint.notes.lint import clean, lint_note
+from wheypoint.notes.packet import render_packet
 from wheypoint.notes.parse import parse_note
 from wheypoint.notes.render import render
 

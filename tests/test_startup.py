@@ -246,6 +246,31 @@ def test_a_hook_line_loads_no_other_command_s_declaration(
     assert helped.returncode == 0 and helped.stdout.startswith("usage: wheypoint hook <event>"), helped.stdout
 
 
+def test_a_session_start_loads_neither_a_note_parser_nor_openssl(world: dict[str, str], tmp_path: Path) -> None:
+    """SessionStart hands the pending work's packet to every session that starts: it parses no note and lints none
+    (their patterns compile as they load: `re`, `enum`), and it fingerprints the packet with the interpreter's own
+    SHA-256 (hashlib loads OpenSSL): each about 2 ms of the hook."""
+    home = tmp_path / "home"
+    (tmp_path / "s1.jsonl").write_bytes(Path(world["transcript"]).read_bytes())
+    env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(home), "HOME": str(home)}
+    payload = json.dumps({"session_id": "s1", "transcript_path": str(tmp_path / "s1.jsonl"), "cwd": world["repo"],
+                          "hook_event_name": "PreCompact", "trigger": "auto"})  # fmt: skip
+    kept = _warm(["hook", "PreCompact", "--harness", "claude-code"], Path(world["repo"]), home, payload)
+    assert "kept 5 turn(s) verbatim" in kept, kept
+
+    def start(session: str) -> str:
+        return json.dumps({"session_id": session, "cwd": world["repo"], "hook_event_name": "SessionStart"})
+
+    hook = ["hook", "SessionStart", "--harness", "claude-code"]
+    _warm(hook, Path(world["repo"]), home, start("s2"))  # (as every later start finds it: its patterns kept)
+    done = subprocess.run([sys.executable, "-S", "-c", _PROBE, str(SRC), *hook], input=start("s3"), cwd=world["repo"],
+                          env=env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1])["modules"])
+    assert "prompt 4" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"], done.stdout
+    unwanted = {"wheypoint.notes.parse", "wheypoint.notes.lint", "re", "enum", "hashlib", "_hashlib", "json"}
+    assert not unwanted & loaded, sorted(unwanted & loaded)
+
+
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])
 def test_a_hook_with_nothing_new_reads_no_transcript_and_loads_no_reader_or_store(
     world: dict[str, str], tmp_path: Path, event: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 from wheypoint.app.context import Context, note_path_named
 from wheypoint.model.errors import Refusal, bad_parameter
 from wheypoint.notes.files import read_note
-from wheypoint.notes.parse import parse_note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,6 +26,7 @@ def _store_record(ctx: Context, work_id: str | None) -> dict[str, Any] | None:
 def lint_path(ctx: Context, path: str) -> dict[str, Any]:
     """Lint any note; a generated one is checked against its record when the store has it."""
     from wheypoint.notes.lint import lint_report
+    from wheypoint.notes.parse import parse_note
 
     text = read_note(path)
     parsed = parse_note(text)
@@ -48,6 +48,8 @@ def _record_for(ctx: Context, ref: str, workspace_root: str | None) -> tuple[dic
 
 def handoff_parse(ctx: Context, ref: str, workspace_root: str | None) -> dict[str, Any]:
     """Any note's preamble as JSON: a path is read as it is on disk; a work or slug through its record."""
+    from wheypoint.notes.parse import parse_note  # (here: a packet, every session's start, needs no parser)
+
     path = note_path_named(ctx, ref)
     if path is not None:
         return {"path": path, **parse_note(read_note(path)).as_json()}
@@ -75,7 +77,7 @@ def handoff_packet(ctx: Context, ref: str, workspace_root: str | None,
                    budget: str | None) -> tuple[dict[str, Any], int, dict[str, Any]]:  # fmt: skip
     """(the record, the budget, its resume packet): `handoff render` without the preamble, which costs the whole
     note's render; what a hook hands the model."""
-    from wheypoint.notes.handoff import packet_size, render_packet
+    from wheypoint.notes.packet import packet_size, render_packet
 
     if budget is not None and not (budget.isascii() and budget.isdigit() and len(budget) <= 9 and int(budget) > 0):
         raise bad_parameter("budget", "takes a positive number of characters")
@@ -115,6 +117,7 @@ def handoff_dispatch(ctx: Context, ref: str, workspace_root: str | None) -> dict
     """What a resuming agent should do. Only an authoritative resolution is dispatched; else it is surfaced."""
     from wheypoint.app.resolve import resolve_with_record
     from wheypoint.notes.handoff import dispatch, dispatch_record
+    from wheypoint.notes.parse import parse_note
 
     resolution, record = resolve_with_record(ctx, ref, workspace_root)
     if record is not None:

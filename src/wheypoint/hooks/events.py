@@ -422,9 +422,10 @@ def _repeats(facts: dict[str, Any], context: str, source: Any) -> bool:
 
 
 def _digest(text: str) -> str:
-    import hashlib
+    """A packet's fingerprint: SHA-256 by the interpreter's own module (hashlib's OpenSSL loads in 2 ms)."""
+    from wheypoint.model.canonical import sha256_hex
 
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))[:24]
 
 
 def _now() -> float:
