@@ -235,3 +235,48 @@ def test_the_deadlines_handler_does_nothing_once_the_answer_has_begun(tmp_path: 
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and done.stdout == "RETURNED\n", done.stdout + done.stderr
     assert not (tmp_path / "home" / "hooks" / "hook.log").exists()
+
+
+# Runs one hook line in a process of its own, counting the writes of the hooks' state (hooks/state.py `save`).
+_COUNTED = """
+import sys
+sys.path.insert(0, sys.argv.pop(1))
+from wheypoint.hooks import state
+written = []
+save = state.save
+state.save = lambda *args: (written.append(1), save(*args))[1]
+from wheypoint.cli.hookline import answer
+answer(sys.argv[1:])
+sys.stdout.flush()
+print(len(written), file=sys.stderr)
+"""
+
+
+def test_a_hook_call_writes_the_hooks_state_once_with_its_session_noted_live(
+    scene: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A rescue (or a packet handed over) writes the state, and the call's session is noted live in that same write:
+    each write makes a new file, which the file system's journal makes wait up to half a millisecond."""
+    repo, transcript = scene
+    home = tmp_path / "home"
+    env = {"PATH": os.environ.get("PATH", ""), "WHEYPOINT_HOME": str(home), "HOME": str(home)}
+    src = str(Path(__file__).resolve().parents[1] / "src")
+
+    def fire(event: str, payload: str) -> tuple[dict[str, object], int]:
+        done = subprocess.run([sys.executable, "-S", "-c", _COUNTED, src, event, "--harness", "claude-code"],
+                              input=payload, cwd=repo, env=env, capture_output=True, text=True, timeout=60,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), int(done.stderr.strip().splitlines()[-1])
+
+    reply, writes = fire("PreCompact", _payload("PreCompact", repo, transcript, trigger="auto"))
+    assert "kept 3 turn(s) verbatim" in str(reply["systemMessage"]) and writes == 1
+    (state_file,) = (home / "hooks").glob("*.json")
+    sessions = json.loads(state_file.read_text())["sessions"]
+    assert isinstance(sessions[f"claude-code:{SESSION_ID}"]["seen"], int)
+    other = json.dumps({"session_id": "other-session", "cwd": str(repo), "hook_event_name": "SessionStart"})
+    reply, writes = fire("SessionStart", other)
+    assert "hookSpecificOutput" in reply and writes == 1
+    assert isinstance(json.loads(state_file.read_text())["sessions"]["claude-code:other-session"]["seen"], int)
+    reply, writes = fire("Stop", _payload("Stop", repo, transcript))  # nothing new, seen a moment ago: no write
+    assert reply == {} and writes == 0

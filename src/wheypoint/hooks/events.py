@@ -86,6 +86,7 @@ class _Answer:
         self.stage = "reading the hook's payload"  # what the call is doing, for a deadline's message
         self.environ: Mapping[str, str] = os.environ  # where the hook log goes (the project's, once known)
         self.answering = False  # the answer is being logged and printed: a deadline passing now leaves it be
+        self.live: str | None = None  # the session (`harness:id`) to note as live in the state, until it is noted
 
 
 def run_hook(args: dict[str, Any] | Refusal) -> int:
@@ -106,10 +107,12 @@ def run_hook(args: dict[str, Any] | Refusal) -> int:
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
         ctx = Context(cwd=cwd)
         answer.environ = ctx.environ
+        if isinstance(payload.get("session_id"), str) and payload["session_id"]:
+            answer.live = _session_key(str(harness), payload)
         answer.stage = "doing its work"
         _HANDLERS[event](ctx, str(harness), payload, budget, answer)
-        if isinstance(payload.get("session_id"), str) and payload["session_id"]:
-            _seen(ctx, str(harness), payload)
+        if answer.live is not None:  # (a handler that wrote the state noted it there)
+            _seen(ctx, answer)
     except Refusal as refusal:
         # str() leads with the code already.  A refusal or an error may quote what the hook was given (an unknown
         # event or harness name, a payload's text in an exception): scrubbed like every refusal, in the message
@@ -202,14 +205,27 @@ def _expired(harness: Any, given: Any, answer: _Answer, started: float, seconds:
         os._exit(0)
 
 
-def _seen(ctx: Context, harness: str, payload: dict[str, Any]) -> None:
-    """Record that this session is live in the project (app/sessions.py reads it for checkpoints)."""
+def _seen(ctx: Context, answer: _Answer) -> None:
+    """Record that this session is live in the project (app/sessions.py reads it for checkpoints), when the call
+    wrote no state of its own (`_save` notes it there)."""
     import time
 
     project = ctx.project_key()
     state = memory.load(ctx.environ, project)
-    if memory.seen(state, _session_key(harness, payload), time.time()):
+    if answer.live is not None and memory.seen(state, answer.live, time.time()):
         memory.save(ctx.environ, project, state)
+
+
+def _save(ctx: Context, project: str, state: dict[str, Any], answer: _Answer) -> None:
+    """Write the hooks' state, with the session this call came from noted in it as live (`answer.live`): a call
+    writes the state once (each write makes a file, which costs the file system's journal up to half a
+    millisecond)."""
+    import time
+
+    if answer.live is not None:
+        memory.seen(state, answer.live, time.time())
+        answer.live = None
+    memory.save(ctx.environ, project, state)
 
 
 def _label(given: Any) -> str:
@@ -329,7 +345,7 @@ def _rescue(ctx: Context, harness: str, payload: dict[str, Any], trigger: str, a
     if done.work_id:
         memory.mark_pending(state, {"work_id": done.work_id, "slug": done.slug, "revision_id": done.revision_id,
                                     "session": done.session, "trigger": trigger, "at": ctx.now()})  # fmt: skip
-    memory.save(ctx.environ, project, state)
+    _save(ctx, project, state, answer)
     answer.log.update(work_id=done.work_id, revision=done.revision_number, kept=done.kept, skipped=list(done.skipped))
     if done.kept:
         answer.message = f"wheypoint kept {done.kept} turn(s) verbatim in {done.slug} r{done.revision_number}"
@@ -398,7 +414,7 @@ def _session_start(ctx: Context, harness: str, payload: dict[str, Any], budget: 
     else:
         facts["sent"] = {"digest": _digest(answer.context), "at": _now()}
     memory.mark_delivered(state, _session_key(harness, payload))
-    memory.save(ctx.environ, project, state)
+    _save(ctx, project, state, answer)
 
 
 REPEAT_WINDOW = 60  # seconds: how recent a copy must be to stand for the one a compaction would deliver again
@@ -446,7 +462,7 @@ def _user_prompt(ctx: Context, harness: str, payload: dict[str, Any], budget: in
     answer.context = _packet(ctx, pending["work_id"], budget, harness)
     answer.log.update(work_id=pending["work_id"], chars=len(answer.context))
     memory.mark_delivered(state, _session_key(harness, payload))
-    memory.save(ctx.environ, project, state)
+    _save(ctx, project, state, answer)
 
 
 def _gemini_compress_due(ctx: Context, payload: dict[str, Any], answer: _Answer) -> bool:
@@ -482,7 +498,7 @@ def _gemini_prompt(ctx: Context, payload: dict[str, Any], budget: int, answer: _
     answer.log.update(work_id=work_id, chars=len(answer.context))
     facts["packet"] = work_id
     memory.mark_delivered(state, key)
-    memory.save(ctx.environ, ctx.project_key(), state)
+    _save(ctx, ctx.project_key(), state, answer)
 
 
 def _newest_work(ctx: Context, project: str) -> str | None:
