@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from test_rescue_incremental import Scene
+from wheypoint.hooks.rescue import PART_TURNS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,13 +17,13 @@ if TYPE_CHECKING:
     from wheypoint.store.rows import ListedWork
 
 HEAD = "wheypoint: the handoff of work"
-TURNS = 60  # prompts a scene's session holds: more than its packets have room for, fewer than a rescue's part
+TURNS = PART_TURNS - 4  # prompts a scene's session holds: more than its packets have room for, fewer than a part
 
 
 @pytest.mark.parametrize("text", ["Prompt number {n}: keep the retry budget small.", "Emoji prompt {n}: " + "🦀" * 60])
 def test_a_packet_that_leaves_turns_out_says_so_on_its_first_line_and_fits_in_utf16(tmp_path: Path, text: str) -> None:
     scene = Scene(tmp_path)
-    scene.append(*(scene.record("user", text.format(n=n) * 2) for n in range(TURNS)))
+    scene.append(*(scene.record("user", text.format(n=n) * 4) for n in range(TURNS)))
     assert f"kept {TURNS} turn(s)" in scene.hook()["systemMessage"]
     context = scene.hook("SessionStart")["hookSpecificOutput"]["additionalContext"]
     first, body = context.split("\n", 2)[:2]

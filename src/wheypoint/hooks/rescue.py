@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 
 RECENT_WORKS = 20  # how many of the project's newest works are searched for the session's own work
 # What a part holds before a rescue goes on in the session's next part: characters of kept turns, and kept turns
-# (each costs its own bookkeeping in the record and the note, however short). At these bounds a full part adds
-# 0.1-0.15x of the interpreter's start to a rescue (bench/hook_bench.py, `64 KiB into a full part`).
-PART_TEXT = 48_000
-PART_TURNS = 64
+# (each costs its own bookkeeping in the record and the note, however short). Every revision of a part reads,
+# checks, digests, stores and renders it whole: at these bounds a full part adds about 2 ms to a rescue (0.1x of
+# the interpreter's start; bench/hook_bench.py, `64 KiB into a full part`), which 64 turns and 48,000 characters
+# made 3.5-4 ms.
+PART_TEXT = 32_000
+PART_TURNS = 40
 PART_LOOKUP = 64  # the parts of a session asked about in one read of the store
 USER_TURN_TYPE = "thread"  # a user turn kept by a rescue: part of the thread, its weight left to a person
 
