@@ -43,7 +43,8 @@ def run(revision: str, runs: int) -> str:
             worlds[name] = bl.make_world(folder, venv, None)
             startup_bench.PYZ.setdefault("path", "")  # the single-file runtime's steps are left out
             every = startup_bench.steps_for(venv, worlds[name], 1)
-            steps[name] = [s for s in every if not s.name.startswith("pyz") and s.name != startup_bench.BARE_BASELINE]
+            floors = (startup_bench.BARE_BASELINE, startup_bench.ZIPAPP_BASELINE)
+            steps[name] = [s for s in every if not s.name.startswith("pyz") and s.name not in floors]
         commands = [step.name for step in steps["this tree"]]
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         order = list(venvs)

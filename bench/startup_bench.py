@@ -23,6 +23,9 @@ UPDATED = bl.PREFIX
 # milliseconds), beside the baseline that interpreter pays on the same terms.
 BARE_BASELINE = "bare -I -S baseline"
 BARE_CODE = bl.BASELINE_CODE + "; print('{\"ok\": true}')"  # a JSON reply, as every timed step must print
+# The same code as a zip archive's `__main__` (`-I -S baseline.pyz`): CPython runs any archive through `runpy`, whose
+# imports a `-c` program does not pay, so this is the floor of any single-file Python program on that interpreter.
+ZIPAPP_BASELINE = "zipapp -I -S baseline"
 PYZ_ROWS = {"pyz show": "show", "pyz checkpoint new": "checkpoint new", "pyz checkpoint update": "checkpoint update"}
 PYZ: dict[str, Any] = {}  # the archive the run measures: folder (main), then path, sha256, source_digest
 # --notes N: the checkout also holds the notes of N of the store's works, as one that wrote them does (list, which
@@ -39,6 +42,11 @@ def ensure_pyz(venv: bl.Venv) -> None:
     if done.returncode != 0:
         raise SystemExit(f"tools/build_pyz.py failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     PYZ.update(json.loads(done.stdout))
+    import zipfile
+
+    PYZ["baseline"] = str(PYZ["folder"] / "baseline.pyz")
+    with zipfile.ZipFile(PYZ["baseline"], "w") as archive:
+        archive.writestr("__main__.py", BARE_CODE + "\n")
     version = subprocess.run([venv.wheypoint, "--version"], capture_output=True, text=True, check=False)
     PYZ["venv_digest"] = json.loads(version.stdout).get("source_digest") if version.returncode == 0 else None
 
@@ -104,6 +112,7 @@ def steps_for(venv: bl.Venv, world: bl.World, size: int) -> list[bl.Step]:
     pyz = [*bare, PYZ["path"]]
     single = [
         bl.Step(BARE_BASELINE, lambda n: [*bare, "-c", BARE_CODE], lambda reply: "ran"),
+        bl.Step(ZIPAPP_BASELINE, lambda n: [*bare, PYZ["baseline"]], lambda reply: "ran"),
         bl.Step("pyz show", lambda n: [*pyz, "show", bl.EXACT.slug], bl.check_show),
         bl.Step("pyz checkpoint new", lambda n: [*pyz, *new(n, "-pyz")[1:]], check_new),
         bl.Step("pyz checkpoint update", lambda n: [*pyz, *update(n)[1:]], check_update, moved),
@@ -174,24 +183,29 @@ def pyz_report(venv: bl.Venv, results: list[bl.SizeResult]) -> list[str]:
              f"`{venv.base} -I -S {PYZ['path']} ...` (built by tools/build_pyz.py; sha256 {PYZ['sha256'][:16]}..., "
              f"source digest {PYZ['source_digest'][:23]}..., {same} the venv's install). `{BARE_BASELINE}` is "
              f"`{venv.base} -I -S -c '{bl.BASELINE_CODE}'`: the interpreter outside the venv, without its "
-             "site-packages (as the pyz runs). Each cell: the median of per-round ratios [ratio of medians].", "",
-             "| store | ratio to | " + " | ".join([BARE_BASELINE, *rows]) + " |",
-             "|---:|---|" + "---:|" * (len(rows) + 1),
-             "| target | venv baseline | | " + " | ".join(f"<= {bl.TARGETS[PYZ_ROWS[r]]}x" for r in rows)
+             f"site-packages (as the pyz runs); `{ZIPAPP_BASELINE}` is the same code as a zip archive's `__main__`, "
+             "run as the pyz is (through `runpy`, as CPython runs any archive). Each cell: the median of per-round "
+             "ratios [ratio of medians].", "",
+             "| store | ratio to | " + " | ".join([BARE_BASELINE, ZIPAPP_BASELINE, *rows]) + " |",
+             "|---:|---|" + "---:|" * (len(rows) + 2),
+             "| target | | | | " + " | ".join(f"<= {bl.TARGETS[PYZ_ROWS[r]]}x" for r in rows)
              + " |"]  # fmt: skip
     for r in results:
-        base, bare, series = r.rounds.baseline, r.rounds.series[BARE_BASELINE], r.rounds.series
-        venv_cells = [f"{series[n].cell(base)} {bl.verdict(series[n].paired(base), bl.TARGETS[PYZ_ROWS[n]])}"
-                      for n in rows]  # fmt: skip
-        lines.append(f"| {r.size:,} | venv baseline | {bare.cell(base)} | " + " | ".join(venv_cells) + " |")
-        lines.append(f"| {r.size:,} | {BARE_BASELINE} | 1.00x | " + " | ".join(series[n].cell(bare) for n in rows)
-                     + " |")  # fmt: skip
+        base, series = r.rounds.baseline, r.rounds.series
+        bare, zipapp = series[BARE_BASELINE], series[ZIPAPP_BASELINE]
+        for name, under, floors in (("venv baseline", base, f"{bare.cell(base)} | {zipapp.cell(base)}"),
+                                    (BARE_BASELINE, bare, f"1.00x | {zipapp.cell(bare)}"),
+                                    (ZIPAPP_BASELINE, zipapp, f"{bare.cell(zipapp)} | 1.00x")):  # fmt: skip
+            cells = [f"{series[n].cell(under)} {bl.verdict(series[n].paired(under), bl.TARGETS[PYZ_ROWS[n]])}"
+                     for n in rows]  # fmt: skip
+            lines.append(f"| {r.size:,} | {name} | {floors} | " + " | ".join(cells) + " |")
         package = " | ".join(series[n].cell(series[PYZ_ROWS[n]]) for n in rows)
-        lines.append(f"| {r.size:,} | the package's command | | {package} |")
-    lines += ["", "Median wall times (ms):", "", "| store | venv baseline | " + " | ".join([BARE_BASELINE, *rows])
-              + " |", "|---:|---:|" + "---:|" * (len(rows) + 1)]  # fmt: skip
+        lines.append(f"| {r.size:,} | the package's command | | | {package} |")
+    floors = [BARE_BASELINE, ZIPAPP_BASELINE]
+    lines += ["", "Median wall times (ms):", "", "| store | venv baseline | " + " | ".join([*floors, *rows]) + " |",
+              "|---:|---:|" + "---:|" * (len(rows) + 2)]  # fmt: skip
     for r in results:
-        ms = " | ".join(f"{r.rounds.series[name].median():.1f}" for name in [BARE_BASELINE, *rows])
+        ms = " | ".join(f"{r.rounds.series[name].median():.1f}" for name in [*floors, *rows])
         lines.append(f"| {r.size:,} | {r.rounds.baseline.median():.1f} | {ms} |")
     return lines
 
