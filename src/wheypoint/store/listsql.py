@@ -140,9 +140,8 @@ def gates_sql(query: WorkQuery, grep: Grep, added_in: str, offset: int, limit: i
     `counted`: each row also says how many there are in all (a window count, for a backend that has them); `head`:
     and its work's head revision id (`head`), for a backend that reads the heads' records in the same statement."""
     sql, args = _gates(query, grep)
-    count = ", count(*) OVER () AS total" if counted else ""
-    count += ", w.head_revision_id AS head" if head else ""
-    return (f"SELECT e.work_id, e.entry_id, {since(added_in)} AS since{count} {sql} "
+    extra = (", count(*) OVER () AS total" if counted else "") + (", w.head_revision_id AS head" if head else "")
+    return (f"SELECT e.work_id, e.entry_id, {since(added_in)} AS since{extra} {sql} "
             "ORDER BY since, e.work_id, e.entry_id LIMIT ? OFFSET ?", [*args, limit, offset])  # fmt: skip
 
 
