@@ -15,7 +15,8 @@ from conftest import ROOT, SCRUBBED_NAMES, TEST_KNOBS, scrubbed
 MACHINE = frozenset(("HOME", "USERPROFILE", "USER", "LOGNAME", "USERNAME", "PATH"))
 # What the runtime reads the environment through: `os.environ`, or a mapping handed down as `environ` / `env`.
 RECEIVERS = frozenset(("environ", "env"))
-SOURCES = [*sorted((ROOT / "src" / "wheypoint").rglob("*.py")), ROOT / "tools" / "pyz_main.py"]
+PYZ_SOURCES = [ROOT / "tools" / "pyz_main.py", ROOT / "tools" / "pyz_payload.py"]  # what the archive adds
+SOURCES = [*sorted((ROOT / "src" / "wheypoint").rglob("*.py")), *PYZ_SOURCES]
 
 
 def _receiver(node: ast.expr) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -47,6 +48,13 @@ def run_pyz(pyz: Path, *args: str, cwd: Path, home: Path) -> dict[str, Any]:
     return reply
 
 
+def packed(pyz: Path) -> dict[str, bytes]:
+    """The package's files as the archive packs them (its member package.zip), by archive name."""
+    with zipfile.ZipFile(pyz) as archive, zipfile.ZipFile(io.BytesIO(archive.read("package.zip"))) as package:
+        assert all(info.compress_type == zipfile.ZIP_STORED for info in package.infolist())
+        return {info.filename: package.read(info) for info in package.infolist()}
+
+
 def source_copy(tmp_path: Path) -> Path:
     """A copy of the package to build from, so a test may change it without touching the checkout."""
     copy = tmp_path / "src" / "wheypoint"
@@ -60,7 +68,7 @@ def test_two_builds_of_one_tree_are_byte_identical(tmp_path: Path, epoch: str | 
     second = build(tmp_path / "two" / "other-name.pyz", epoch=epoch, umask=0o077)
     assert first["sha256"] == second["sha256"] and first["source_digest"] == second["source_digest"]
     assert (tmp_path / "one" / "wheypoint.pyz").read_bytes() == (tmp_path / "two" / "other-name.pyz").read_bytes()
-    assert first["entries"] == second["entries"] > 10
+    assert first["packed"] == second["packed"] > 10
     for path in (tmp_path / "one" / "wheypoint.pyz", tmp_path / "two" / "other-name.pyz"):
         assert path.stat().st_mode & 0o777 == 0o755  # whatever the umask
     assert not [p.name for p in (tmp_path / "one").iterdir() if p.name != "wheypoint.pyz"]  # no temp file left
@@ -74,6 +82,8 @@ def test_the_build_time_comes_from_source_date_epoch_clamped_to_1980(tmp_path: P
         digests[epoch] = build(out, epoch=epoch)["sha256"]
         with zipfile.ZipFile(out) as archive:
             assert {info.date_time for info in archive.infolist()} == {when}  # zip keeps even seconds
+            with zipfile.ZipFile(io.BytesIO(archive.read("package.zip"))) as package:
+                assert {info.date_time for info in package.infolist()} == {when}
     assert digests[None] == digests["0"] != digests["1700000001"]
     done = subprocess.run([sys.executable, str(BUILDER), "--out", str(tmp_path / "bad.pyz")], capture_output=True,
                           text=True, env={**os.environ, "SOURCE_DATE_EPOCH": "yesterday"}, check=False)  # fmt: skip
@@ -96,15 +106,24 @@ def test_the_archive_layout(tmp_path: Path) -> None:
     with zipfile.ZipFile(out) as archive:
         infos = archive.infolist()
         names = [info.filename for info in infos]
-        assert names == sorted(names) and len(names) == reply["entries"]
+        # CPython reads the archive's whole table of contents before __main__.py runs: it names three members,
+        # and the package is packed in one of them.
+        assert names == ["__main__.py", "package.zip", "pyz_payload.py"] and reply["entries"] == 3
         assert all(info.compress_type == zipfile.ZIP_STORED for info in infos)
         assert {info.external_attr for info in infos} == {0o644 << 16} and {i.create_system for i in infos} == {3}
-        assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".swp"))]
-        packed = {n for n in names if n.startswith("wheypoint/")} - {"wheypoint/_build.py"}
-        assert packed == expected and "wheypoint/cli/table.json" in packed and names[0] == "__main__.py"
-        assert "wheypoint.cli.entry import run" in archive.read("__main__.py").decode()
-        build_module = archive.read("wheypoint/_build.py").decode()
-        assert f'SOURCE_DIGEST = "{reply["source_digest"]}"' in build_module and "stale" not in build_module
+        main = archive.read("__main__.py")
+        assert b"wheypoint.cli.entry import run" in main
+        # Every start compiles __main__.py afresh (zipimport keeps no bytecode), so it holds only the choice of
+        # the copy; the first run's unpacking is a module of its own beside the package.
+        assert len(main) < 3_000 and b"def unpack(" not in main
+        assert b"def unpack(" in archive.read("pyz_payload.py")
+    package = packed(out)
+    names = list(package)
+    assert names == sorted(names) and len(names) == reply["packed"]
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".swp"))]
+    assert set(names) - {"wheypoint/_build.py"} == expected and "wheypoint/cli/table.json" in names
+    build_module = package["wheypoint/_build.py"].decode()
+    assert f'SOURCE_DIGEST = "{reply["source_digest"]}"' in build_module and "stale" not in build_module
 
 
 def test_each_runtime_of_the_wp_runner_runs_its_own_code(wp: Runner, request: pytest.FixtureRequest) -> None:
@@ -115,18 +134,24 @@ def test_each_runtime_of_the_wp_runner_runs_its_own_code(wp: Runner, request: py
 
 
 def test_wheypoint_imports_from_inside_the_archive(pyz: Path, tmp_path: Path) -> None:
-    # On the bare interpreter, with the archive first on the path as `python3 -I wheypoint.pyz` puts it, every
-    # wheypoint module comes out of the archive, and reading its own sources through importlib.resources gives
-    # the digest fixed at build time.
-    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import wheypoint, wheypoint.cli.main, "
-             "wheypoint._build as b; print(json.dumps([[m.__file__ for m in (wheypoint, wheypoint.cli.main)], "
-             "b.SOURCE_DIGEST, wheypoint.source_digest()]))")  # fmt: skip
+    # When no copy can be used, every wheypoint module comes out of the archive itself: `__file__` inside it,
+    # reading its own sources through importlib.resources gives the digest fixed at build time, `inspect` and
+    # tracebacks show the source lines, and a packed data file reads as on disk.
+    probe = ("import json, sys, inspect, traceback; sys.path.insert(0, sys.argv[1]); import pyz_payload as p; "
+             "p.import_from_archive(sys.argv[1]); import wheypoint, wheypoint.cli.main, wheypoint._build as b; "
+             "from importlib.resources import files; from wheypoint.model.canonical import canonical_bytes\n"
+             "try: canonical_bytes({1: 2})\nexcept Exception: shown = traceback.format_exc()\n"
+             "print(json.dumps([[m.__file__ for m in (wheypoint, wheypoint.cli.main)], b.SOURCE_DIGEST, "
+             "wheypoint.source_digest(), inspect.getsource(wheypoint.cli.main.main).split('(')[0], shown, "
+             "files('wheypoint.hooks').joinpath('opencode_plugin.ts').read_bytes().decode()]))")  # fmt: skip
     done = subprocess.run([BASE_PYTHON, "-I", "-c", probe, str(pyz)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    files, built, computed = json.loads(done.stdout)
+    files, built, computed, source, shown, data = json.loads(done.stdout)
     assert all(file.startswith(str(pyz) + os.sep) for file in files), files
     assert built == computed and built.startswith("sha256:")
+    assert source == "def main" and 'raise CanonicalError("object key is not a string")' in shown
+    assert data == (SRC / "hooks" / "opencode_plugin.ts").read_text(encoding="utf-8")
     version = run_pyz(pyz, "--version", cwd=tmp_path, home=tmp_path / "home")
     assert version["runtime"] == "pyz" and version["source_digest"] == built and version["archive"] == str(pyz)
 
@@ -194,13 +219,22 @@ def test_the_first_run_unpacks_once_and_later_runs_import_the_copy(pyz: Path, tm
     copy = Path(first["unpacked"])
     assert copy.parent == cache / "wheypoint" and copy.name == "pyz-" + first["source_digest"][7:39]
     assert (cache / "wheypoint").stat().st_mode & 0o777 == 0o700 and copy.stat().st_mode & 0o777 == 0o700
-    with zipfile.ZipFile(pyz) as archive:
-        packed = {n for n in archive.namelist() if n.startswith("wheypoint/")}
-        assert all((copy / name).read_bytes() == archive.read(name) for name in packed)
+    package = packed(pyz)
+    assert all((copy / name).read_bytes() == data for name, data in package.items())
     unpacked = {p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    assert unpacked == packed  # nothing but the package: no __main__.py, no temporary leftovers
+    assert unpacked == set(package)  # nothing but the package: no __main__.py, no temporary leftovers
     assert [p.name for p in (cache / "wheypoint").iterdir()] == [copy.name]
     assert list(copy.rglob("__pycache__/*.pyc"))  # Python cached the bytecode, which is the point
+    # Only a run that unpacks loads the unpacking module: the runs after it never compile it.
+    environ = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "XDG_CACHE_HOME": str(cache)}
+    later = subprocess.run([BASE_PYTHON, "-I", "-X", "importtime", str(pyz), "--version"], cwd=tmp_path,
+                           env=environ, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert later.returncode == 0 and "| wheypoint.cli.entry" in later.stderr, later.stderr
+    assert "pyz_payload" not in later.stderr
+    fresh = subprocess.run([BASE_PYTHON, "-I", "-X", "importtime", str(pyz), "--version"], cwd=tmp_path,
+                           env={**environ, "XDG_CACHE_HOME": str(tmp_path / "fresh")}, capture_output=True,
+                           text=True, timeout=60, check=False)  # fmt: skip
+    assert fresh.returncode == 0 and "| pyz_payload" in fresh.stderr, fresh.stderr
     before = {p: p.stat().st_mtime_ns for p in copy.rglob("*.py")}
     again = pyz_version(pyz, tmp_path, HOME=str(tmp_path), XDG_CACHE_HOME=str(cache))
     assert again["unpacked"] == first["unpacked"] and {p: p.stat().st_mtime_ns for p in before} == before

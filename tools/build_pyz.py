@@ -12,6 +12,8 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pyz_payload import PAYLOAD  # (tools/ is this script's folder, first on its path)
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "wheypoint"
 DEFAULT_OUT = ROOT / "skill" / "wheypoint" / "scripts" / "wheypoint.pyz"
@@ -24,6 +26,7 @@ FILE_MODE = 0o644 << 16
 UNIX = 3  # the "made by" system of every entry, whatever system builds the archive
 
 MAIN = ROOT / "tools" / "pyz_main.py"  # becomes the archive's __main__.py, its SOURCE_DIGEST filled in
+PAYLOAD_MODULE = ROOT / "tools" / "pyz_payload.py"  # copies the package out, or imports it from the archive
 UNBUILT = 'SOURCE_DIGEST = "sha256:unbuilt"'
 
 BUILD = '''"""Facts fixed when tools/build_pyz.py built this single-file runtime (generated, not in the source tree)."""
@@ -63,7 +66,10 @@ def collect(source: Path) -> list[tuple[str, bytes]]:
     return sorted(files)
 
 
-def entry_time(environ: Mapping[str, str]) -> tuple[int, int, int, int, int, int]:
+When = tuple[int, int, int, int, int, int]  # a zip entry's date and time: year, month, day, hour, minute, second
+
+
+def entry_time(environ: Mapping[str, str]) -> When:
     """Every entry's date and time: SOURCE_DATE_EPOCH (UTC) if set, else 1980-01-01, clamped to what zip holds."""
     raw = environ.get("SOURCE_DATE_EPOCH", "").strip()
     try:
@@ -74,12 +80,12 @@ def entry_time(environ: Mapping[str, str]) -> tuple[int, int, int, int, int, int
     return year, month, day, hour, minute, second
 
 
-def archive_bytes(files: Sequence[tuple[str, bytes]], when: tuple[int, int, int, int, int, int]) -> bytes:
-    """The whole file: the shebang line, then a stored (uncompressed) zip of `files`, sorted by name."""
+def zip_bytes(files: Sequence[tuple[str, bytes]], when: When, head: bytes = b"") -> bytes:
+    """`head`, then a stored (uncompressed) zip of `files`, sorted by name, each entry dated `when`."""
     import io
 
     buffer = io.BytesIO()
-    buffer.write(SHEBANG)
+    buffer.write(head)
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
         for name, data in sorted(files):
             info = zipfile.ZipInfo(name, date_time=when)
@@ -105,12 +111,14 @@ def build(out: Path, source: Path = SOURCE) -> dict[str, object]:
     main = MAIN.read_text(encoding="utf-8")
     if main.count(UNBUILT) != 1:
         raise SystemExit(f"{MAIN} must hold the line {UNBUILT} exactly once")
-    files.append(("__main__.py", main.replace(UNBUILT, f'SOURCE_DIGEST = "{digest}"').encode()))
     files.append((BUILD_MODULE, BUILD.format(digest=digest).encode()))
-    data = archive_bytes(files, entry_time(os.environ))
+    when = entry_time(os.environ)
+    entries = [("__main__.py", main.replace(UNBUILT, f'SOURCE_DIGEST = "{digest}"').encode()),
+               (PAYLOAD_MODULE.name, PAYLOAD_MODULE.read_bytes()), (PAYLOAD, zip_bytes(files, when))]  # fmt: skip
+    data = zip_bytes(entries, when, SHEBANG)  # the archive: the shebang line, then the zip
     write_atomically(out, data)
     return {"ok": True, "path": str(out.resolve()), "sha256": hashlib.sha256(data).hexdigest(),
-            "source_digest": digest, "entries": len(files)}  # fmt: skip
+            "source_digest": digest, "entries": len(entries), "packed": len(files)}  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:

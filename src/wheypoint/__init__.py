@@ -55,14 +55,13 @@ def version_facts() -> dict[str, str | None]:
     """
     import os
     import platform
-    import zipimport
     from importlib import import_module
 
     try:
         built: str | None = str(import_module(f"{__name__}.{_BUILD_MODULE}").SOURCE_DIGEST)
     except ImportError:
         built = None
-    in_archive = isinstance(__spec__.loader, zipimport.zipimporter)
+    in_archive = not os.path.isfile(str(__spec__.origin))  # (its modules are read from inside the archive file)
     unpacked = None if in_archive or built is None else os.path.dirname(os.path.dirname(str(__spec__.origin)))
     return {"version": __version__, "source_digest": built or source_digest(),
             "runtime": "package" if built is None else "pyz", "archive": RUNNING_ARCHIVE, "unpacked": unpacked,
