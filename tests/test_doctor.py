@@ -225,6 +225,28 @@ def test_a_hook_that_is_stale_incomplete_or_runs_a_missing_program_is_a_problem(
     assert ("hook-not-current", "opencode", None) in found
 
 
+def test_a_hook_an_earlier_release_installed_runs_this_runtime(scene: Scene) -> None:
+    """`hooks install` once wrote the runner without `-S`: such a hook runs this runtime all the same, and doctor
+    says so; a runner of another program is not this runtime."""
+    path = Path(scene.scratch.hooks("install", "--harness", "claude-code")["path"])
+    settings = json.loads(path.read_text())
+    hooks = settings["hooks"]
+    written = hooks["PreCompact"][0]["hooks"][0]["command"]
+    assert " -S " in written
+    hooks["PreCompact"][0]["hooks"][0]["command"] = written.replace(" -S ", " ", 1)
+    stop = hooks["Stop"][0]["hooks"][0]
+    stop["command"] = stop["command"].replace("__main__.py", "other.py").replace("wheypoint.pyz", "other.pyz")
+    path.write_text(json.dumps(settings, indent=2))
+    _, reply = scene.doctor()
+    events = {e["event"]: e for e in reply["harnesses"]["claude-code"]["user"]["events"]}
+    assert events["PreCompact"]["this_runtime"] is True and events["PreCompact"]["current"] is True
+    assert events["Stop"]["this_runtime"] is False and events["SessionStart"]["this_runtime"] is True
+    assert not [p for p in reply["problems"] if p.get("event") == "PreCompact"], reply["problems"]
+    from wheypoint.app.harness_files import runs_this_runtime
+
+    assert not runs_this_runtime("python3 -m wheypoint") and not runs_this_runtime("'unclosed")
+
+
 def test_a_hook_that_runs_python_dash_m_from_the_project_s_folder_is_a_problem(scene: Scene) -> None:
     """An install from before `-P`: `"<python>" -m wheypoint` puts the folder the harness runs it in first on the
     module path, so doctor says to install again; what `hooks install` writes now is not flagged."""

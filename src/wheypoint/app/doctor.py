@@ -132,7 +132,7 @@ def _settings(ctx: Context, harness: str, path: str, report: dict[str, Any], pro
         command = str(handler["command"])
         current = handler == hf.handler(harness, event, limit, command)
         entry: dict[str, Any] = {"event": event, "installed": True, "current": current, "command": command,
-                                 "this_runtime": hf.runner_of(command) == hf.default_runner(),
+                                 "this_runtime": hf.runs_this_runtime(hf.runner_of(command)),
                                  "runner_found": _runner_found(ctx, hf.runner_of(command))}  # fmt: skip
         if not current:
             problems.append(finding("hook-not-current", f"{path}: wheypoint's {event} hook is not what `hooks install` "
@@ -200,7 +200,7 @@ def _plugin(harness: str, path: str, report: dict[str, Any], problems: list[dict
             continue
         runner = hf.runner_of(command)
         report["events"].append({"event": event, "installed": True, "current": current, "command": command,
-                                 "this_runtime": runner == hf.default_runner()})  # fmt: skip
+                                 "this_runtime": hf.runs_this_runtime(runner)})  # fmt: skip
         _unsafe_runner(runner, path, harness, event, problems)
     if commands and not current:
         problems.append(finding("hook-not-current", f"{path} is not the plugin `hooks install --harness opencode` "

@@ -157,6 +157,25 @@ def runs_from_its_folder(runner: str) -> bool:
     return not any(word[:1] == "-" and word[1:2] != "-" and ("P" in word or "I" in word) for word in words[1:at])
 
 
+def runs_this_runtime(runner: str) -> bool:
+    """Whether a runner starts this runtime: this interpreter and this program (the archive, or the package's
+    `__main__.py`), whatever interpreter switches stand between them: an install of an earlier release wrote other
+    switches (`-P` without `-S`), and its hooks run this runtime all the same."""
+    import shlex
+
+    posix = os.name != "nt"
+    try:
+        words, mine = shlex.split(runner, posix=posix), shlex.split(default_runner(), posix=posix)
+    except ValueError:
+        return False
+    return _without_switches(words) == _without_switches(mine)
+
+
+def _without_switches(words: list[str]) -> list[str]:
+    """An interpreter's words without its switches that take no value (`-S`, `-P`, `-I`, `-SP`, ...)."""
+    return [word for word in words if not (word[:1] == "-" and word[1:].isalpha() and not set(word[1:]) & set("mcXW"))]
+
+
 def runner_of(command: str) -> str:
     """The runner part of one of our hook commands: all but its last four words (`hook <Event> --harness H`)."""
     return command.rstrip().rsplit(None, 4)[0] if len(command.split()) > 4 else ""
