@@ -57,15 +57,21 @@ def unpacked_copy(archive: str) -> str | None:
 if __name__ == "__main__":
     archive = os.path.abspath(sys.path[0])
     copy = unpacked_copy(archive)
-    if copy is not None:
-        sys.path[0] = copy
-    else:
-        from pyz_payload import import_from_archive
+    try:
+        if copy is not None:
+            sys.path[0] = copy
+        else:
+            from pyz_payload import import_from_archive
 
-        import_from_archive(archive)
-    import wheypoint
+            import_from_archive(archive)
+        import wheypoint
 
-    wheypoint.RUNNING_ARCHIVE = archive
-    from wheypoint.cli.entry import run
+        wheypoint.RUNNING_ARCHIVE = archive
+        from wheypoint.cli.entry import run
+    except Exception as error:  # a broken zip, a module missing: the archive or its copy is not whole
+        import json
 
+        said = f"{archive} cannot run: its package cannot be read ({type(error).__name__}); get or build it again"
+        print(json.dumps({"ok": False, "error": {"code": "runtime-damaged", "message": said}}))
+        sys.exit(1)
     run()
