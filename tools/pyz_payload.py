@@ -56,10 +56,10 @@ def unpack(archive: str, root: str, folder: str) -> None:
     import shutil
     import tempfile
 
-    source = packed(archive)
     os.makedirs(root, mode=0o700, exist_ok=True)
-    temp = tempfile.mkdtemp(prefix=".unpacking-", dir=root)
+    temp = tempfile.mkdtemp(prefix=".unpacking-", dir=root)  # (first: a cache that cannot be written reads nothing)
     try:
+        source = packed(archive)
         for info in source.infolist():
             parts = info.filename.split("/")
             if parts[0] != PACKAGE or info.is_dir() or ".." in parts or "" in parts:
