@@ -130,20 +130,21 @@ def _settings(ctx: Context, harness: str, path: str, report: dict[str, Any], pro
             continue
         group_index, index, handler = found
         command = str(handler["command"])
+        runner = hf.runner_of(command)
         current = handler == hf.handler(harness, event, limit, command)
         entry: dict[str, Any] = {"event": event, "installed": True, "current": current, "command": command,
-                                 "this_runtime": hf.runs_this_runtime(hf.runner_of(command)),
-                                 "runner_found": _runner_found(ctx, hf.runner_of(command))}  # fmt: skip
+                                 "this_runtime": hf.runs_this_runtime(runner),
+                                 "runner_found": _runner_found(ctx, runner)}  # fmt: skip
         if not current:
             problems.append(finding("hook-not-current", f"{path}: wheypoint's {event} hook is not what `hooks install` "
                                     f"writes now (it writes {json.dumps(hf.handler(harness, event, limit, command))})",
                                     path=path, harness=harness, event=event))  # fmt: skip
-        _unsafe_runner(hf.runner_of(command), path, harness, event, problems)
+        _unsafe_runner(runner, path, harness, event, problems)
         if not entry["runner_found"]:
             problems.append(
                 finding(
                     "hook-runner-missing",
-                    f"{path}: the {event} hook runs {hf.runner_of(command)!r}, whose program is not there",
+                    f"{path}: the {event} hook runs {runner!r}, whose program is not there",
                     path=path,
                     harness=harness,
                     event=event,
