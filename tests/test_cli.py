@@ -276,6 +276,28 @@ def test_help_is_an_answer_not_an_error(wp: Runner) -> None:
     assert "binds to the nearest item flag" in wp("checkpoint", "--help").stdout
 
 
+def test_help_of_the_flag_form_survives_an_interpreter_that_drops_docstrings(
+    home: Path, tmp_path: Path, pyz: Path
+) -> None:
+    """`python -OO` drops every docstring: the flag form's rules, which `checkpoint --help` prints, are a constant,
+    so the help reads the same there (it printed `None` when it was the module's docstring)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import BASE_PYTHON, HARNESS_VARIABLES
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("WHEYPOINT_") and k not in HARNESS_VARIABLES}
+    environ.update(WHEYPOINT_HOME=str(home), WHEYPOINT_PYZ_CACHE="off")
+    for program in ([sys.executable, "-OO", "-m", "wheypoint"], [BASE_PYTHON, "-I", "-OO", str(pyz)]):
+        for command in ("checkpoint", "validate"):
+            done = subprocess.run([*program, command, "--help"], cwd=tmp_path, env=environ, capture_output=True,
+                                  text=True, timeout=60, check=False)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            form = done.stdout.split("The flag form:", 1)[1]
+            assert "binds to the nearest item flag" in form and "None" not in form.split("\n", 3)[2], form[:200]
+
+
 def test_demo_runs(wp: Runner) -> None:
     reply = wp("demo")
     assert reply.code == 0, reply.stderr

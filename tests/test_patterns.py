@@ -218,6 +218,36 @@ def test_a_text_holding_no_needle_is_scanned_without_the_rule_table(tmp_path: Pa
     assert scan(plain, secret) == {"said": [False, True], "table": True}
 
 
+def test_a_scan_unmarshals_only_the_rows_its_needles_call_and_makes_a_damaged_row_again() -> None:
+    """The kept table holds each row marshalled on its own: a text whose needles call one rule loads that rule's
+    row alone, and a row that does not load as a row (damaged since it was kept) is made from the rule modules."""
+    import marshal
+
+    from wheypoint.model import credential_table
+    from wheypoint.model.credentials import scan_text
+
+    source_rows = credential_table._rule_table()[0]
+    table = credential_table.Compiled()
+    table._table[:] = [credential_table._kept_table()]
+    assert table.rows == source_rows and len(table._rows) == len(source_rows) > 200
+    fresh = credential_table.Compiled()
+    kept = credential_table._kept_table()
+    damaged = list(kept[0])
+    damaged[3] = marshal.dumps(("not", "a", "row"))
+    damaged[4] = damaged[4][:5]
+    fresh._table[:] = [(tuple(damaged), *kept[1:])]  # (its needle index, when built here, read the whole table)
+    fresh._rows.clear()
+    assert fresh.row(3) == source_rows[3] and fresh.row(4) == source_rows[4] and fresh.rule(4).rule_id
+    assert len(fresh._rows) == 2
+    assert not credential_table._sound_table(((*damaged[:3], "text"), *kept[1:]))
+    # Through the process's own table: a sentence with one common needle unmarshals a handful of rows, not all.
+    live = credential_table.compiled()
+    live._rows.clear()
+    live._made.clear()  # (rules made by earlier scans in this process would not ask for their rows again)
+    assert scan_text("It reads the notes. Then it writes the rows.") == []
+    assert 0 < len(live._rows) < 20, sorted(live._rows)
+
+
 def test_the_cli_writes_the_file_once_its_answer_is_out(tmp_path: Path) -> None:
     site = _copy(tmp_path)
     env = _env(tmp_path)

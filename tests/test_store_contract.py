@@ -303,9 +303,9 @@ def test_a_head_s_query_rows_are_rewritten_only_where_its_record_changed_them(st
     searched: list[str] = []
     search = store._write_search
 
-    def indexed(work_id: str, record: dict[str, Any]) -> None:
+    def indexed(work_id: str, record: dict[str, Any], first: bool = False) -> None:
         searched.append(work_id)
-        search(work_id, record)
+        search(work_id, record, first)
 
     store._run, store._write_search = counted, indexed  # type: ignore[method-assign]
     store.commit("w0", "rev-w0-1", "rev-w0-2", lambda head: revision(2, meat=[{"turn": "t1", "text": "More."}]))
@@ -330,6 +330,36 @@ def test_a_head_s_query_rows_are_rewritten_only_where_its_record_changed_them(st
     assert store.list_works(WorkQuery(linked_to=("other-work",))) == []
     assert [w.work_id for w in store.list_works(WorkQuery(entry_kinds=("question",)))] == ["w0"]
     assert [w.work_id for w in store.list_works(WorkQuery(linked_to=("a.py",)))] == ["w0"]
+
+
+def test_a_work_s_first_head_deletes_no_rows_and_its_rows_answer_every_query(store: Store) -> None:
+    """A first revision's works row is new, so no query table can hold a row of it: its write runs no DELETE (nor
+    the search row's), and its rows answer every query as a later head's do. A work's second head still replaces
+    the first's rows."""
+    from wheypoint.store.sql import SqlStore
+
+    seed(store, 1)  # another work's rows sit beside it
+    assert isinstance(store, SqlStore)
+    ran: list[str] = []
+    run = store._run
+
+    def counted(sql: str, args: tuple[Any, ...], **options: Any) -> list[tuple[Any, ...]]:
+        ran.append(sql)
+        return run(sql, args, **options)
+
+    store._run = counted  # type: ignore[method-assign]
+    write(store, "w7", 1, None)
+    assert not [sql for sql in ran if "DELETE" in sql.upper()], ran
+    store._run = run  # type: ignore[method-assign]
+    for query in (WorkQuery(grep=("backoff",)), WorkQuery(entry_kinds=("decision",)), WorkQuery(linked_to=("a.py",))):
+        assert "w7" in [w.work_id for w in store.list_works(query)], query
+    second = outcome("w7", 2, "rev-w7-1")
+    second.record.update(orientation="Now the cache.", edges=[], entries=[], artifact_links=[])
+    store.commit("w7", "rev-w7-1", "rev-w7-2", lambda head: second)
+    assert "w7" not in [w.work_id for w in store.list_works(WorkQuery(grep=("backoff",)))]
+    assert "w7" in [w.work_id for w in store.list_works(WorkQuery(grep=("cache",)))]
+    assert "w7" not in [w.work_id for w in store.list_works(WorkQuery(entry_kinds=("decision",)))]
+    assert "w7" not in [w.work_id for w in store.list_works(WorkQuery(linked_to=("a.py",)))]
 
 
 def test_records_reads_the_heads_of_many_works_at_once_as_record_does(store: Store) -> None:

@@ -1,5 +1,28 @@
 """The flag form of an intent: `checkpoint <work> --decision "..." --rationale "..." ...` to JSON.
 
+The form's rules, which `checkpoint --help` prints, are `FLAG_FORM` below.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from wheypoint.cli.commands import BY_NAME
+from wheypoint.cli.grammar import usage
+from wheypoint.model.errors import Refusal
+from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
+from wheypoint.model.records import Record
+from wheypoint.model.shapes import RESERVED_SLUGS, is_slug, is_work_id
+from wheypoint.patterns import compiled as regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Any
+
+# What `checkpoint --help` and `validate --help` print of the flag form (a constant, not this module's docstring:
+# `python -OO` drops docstrings).
+FLAG_FORM = """\
 Binding rule, the one thing to know: a modifier flag binds to the nearest item flag before it, with
 only modifiers of that same item in between. Item flags open an item:
 
@@ -29,23 +52,6 @@ The transcript is named with --transcript PATH, --session ID, --hook-payload FIL
 session_id, transcript_path, cwd), with --harness and --latest to disambiguate. When one is named,
 directive quotes are checked against the user's turns and --meat turns are copied from it.
 """
-
-from __future__ import annotations
-
-import sys
-
-from wheypoint.cli.commands import BY_NAME
-from wheypoint.cli.grammar import usage
-from wheypoint.model.errors import Refusal
-from wheypoint.model.intake import MAX_INTENT_BYTES, parse_json_document
-from wheypoint.model.records import Record
-from wheypoint.model.shapes import RESERVED_SLUGS, is_slug, is_work_id
-from wheypoint.patterns import compiled as regex
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import re
-    from typing import Any
 
 ENTRY_FLAGS = {
     "--directive": "directives",

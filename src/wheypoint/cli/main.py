@@ -417,9 +417,9 @@ INTENT_HANDLERS: dict[str, Callable[[Command, list[str]], int]] = {
 def _help(command: Command) -> str:
     text = command_help(command)
     if command.name in ("checkpoint", "validate"):
-        from wheypoint.cli.flags import __doc__ as flag_help
+        from wheypoint.cli.flags import FLAG_FORM
 
-        text += f"\n\nThe flag form:\n\n{flag_help}"
+        text += f"\n\nThe flag form:\n\n{FLAG_FORM}"
     return text
 
 

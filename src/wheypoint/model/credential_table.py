@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import marshal
+
 from wheypoint.model.credential_text import SHAPE_DISCORD, SHAPE_HEX32, SHAPE_SID34, SHAPE_TELEGRAM
 from wheypoint.patterns import ASCII
 from wheypoint.patterns import compiled as regex
@@ -163,16 +165,29 @@ def _rule_table() -> _Table:
     return rows, by_needle, generated.GLOBAL_ALLOW, generated.GLOBAL_STOPWORDS
 
 
+# The table as it is kept: each row marshalled on its own, so a scan unmarshals only the rows of the rules its text's
+# needles call (a text holding ` s.` calls one rule of some 250), then the needle map and gitleaks' global lists.
+_Kept = tuple[tuple[bytes, ...], dict[str, list[int]], tuple[str, ...], tuple[str, ...]]
+
+
+def _kept_table() -> _Kept:
+    rows, by_needle, global_allow, global_stopwords = _rule_table()
+    return tuple(marshal.dumps(row) for row in rows), by_needle, global_allow, global_stopwords
+
+
 def _sound_table(value: object) -> bool:
-    """Whether a kept value has the table's shape (its containers; the rows in them were built by this module)."""
-    return (isinstance(value, tuple) and len(value) == 4 and type(value[0]) is list and type(value[1]) is dict
-            and type(value[2]) is tuple and type(value[3]) is tuple and len(value[0]) > 0)  # fmt: skip
+    """Whether a kept value has the kept table's shape (its containers; what is in them was built by this module,
+    and a row that does not load as a row is made again from the rule modules: `Compiled.row`)."""
+    return (isinstance(value, tuple) and len(value) == 4 and type(value[0]) is tuple and type(value[1]) is dict
+            and type(value[2]) is tuple and type(value[3]) is tuple and len(value[0]) > 0
+            and all(type(row) is bytes for row in value[0]))  # fmt: skip
 
 
 # What the table is built from (the rows, and how they are made): its version names these files' sizes and times
 # (patterns.kept), so an upgrade, which leaves the kept file behind, never meets a table its old build kept.
 _SOURCES = ("model/credential_table.py", "model/credential_hand.py", "model/credential_rules.py")
 TABLE_VERSION = "1"  # (raised when the table's layout changes in a way its sources' sizes and times would not show)
+_ROW_TYPES = (str, tuple, str, int, str, int, float, tuple, tuple, bool, bool)
 
 
 class Compiled:
@@ -188,22 +203,37 @@ class Compiled:
     def __init__(self) -> None:
         from wheypoint.model.credential_text import NeedleIndex
 
-        self._table: list[_Table] = []
+        self._table: list[_Kept] = []
+        self._rows: dict[int, _Row] = {}
         self.index = NeedleIndex(lambda: (n for row in self.rows for n in row[1]), COMMON_WORDS, TABLE_VERSION,
                                  _SOURCES)  # fmt: skip
         self.patterns: dict[int, re.Pattern[str]] = {}
         self._made: dict[int, Rule] = {}
         self._near: list[Near] = []
 
-    def _loaded(self) -> _Table:
+    def _loaded(self) -> _Kept:
         if not self._table:
-            self._table.append(kept_table("credential-rules", TABLE_VERSION, _rule_table, _sound_table, _SOURCES))
+            self._table.append(kept_table("credential-rules", TABLE_VERSION, _kept_table, _sound_table, _SOURCES))
         return self._table[0]
+
+    def row(self, priority: int) -> _Row:
+        """The row of the rule of this priority, unmarshalled on first use."""
+        row = self._rows.get(priority)
+        if row is None:
+            try:
+                row = marshal.loads(self._loaded()[0][priority])
+            except (EOFError, ValueError, TypeError):
+                row = None
+            if not (type(row) is tuple and len(row) == len(_ROW_TYPES)
+                    and all(type(value) is kind for value, kind in zip(row, _ROW_TYPES, strict=True))):  # fmt: skip
+                row = _rule_table()[0][priority]  # a kept row damaged since it was written: made again
+            self._rows[priority] = row
+        return row
 
     @property
     def rows(self) -> list[_Row]:
         """The rules' rows, in priority order."""
-        return self._loaded()[0]
+        return [self.row(priority) for priority in range(len(self._loaded()[0]))]
 
     @property
     def by_needle(self) -> dict[str, list[int]]:
@@ -234,7 +264,7 @@ class Compiled:
         """The rule of this priority, made from its row on first use."""
         made = self._made.get(priority)
         if made is None:
-            rule_id, needles, src, flags, kind, group, entropy, allow, stopwords, whole, anchored = self.rows[priority]
+            rule_id, needles, src, flags, kind, group, entropy, allow, stopwords, whole, anchored = self.row(priority)
             made = self._made[priority] = Rule(rule_id, priority, tuple(needles), src, flags)
             made.kind, made.group, made.entropy, made.allow, made.stopwords = kind, group, entropy, allow, stopwords
             made.whole, made.anchored = whole, anchored
@@ -245,7 +275,7 @@ class Compiled:
     @property
     def rules(self) -> list[Rule]:
         """Every rule, in priority order."""
-        return [self.rule(priority) for priority in range(len(self.rows))]
+        return [self.rule(priority) for priority in range(len(self._loaded()[0]))]
 
     def near(self) -> Near:
         """The proximity rule's patterns, compiled when it first runs."""

@@ -96,8 +96,8 @@ class SqlStore:
         """The backend's indexed query for slugs containing `part`, or None to use the LIKE scan."""
         return None
 
-    def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
-        """Replace the head's full-text row."""
+    def _write_search(self, work_id: str, record: dict[str, Any], first: bool = False) -> None:
+        """Replace the head's full-text row (`first`: the work's first head, which replaces none)."""
         raise NotImplementedError
 
     def _list_grep(self, grep: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
@@ -410,7 +410,7 @@ class SqlStore:
             (revision["revision_id"], write.work_id, revision["revision_number"], revision["parent_revision_id"],
              revision["captured_at"], record["record_digest"], dumps(record), dumps(revision), author),
         )  # fmt: skip
-        self._write_head(record, write.written_from, head)
+        self._write_head(record, write.written_from, head, first=head is None)
         if write.imported_from is not None:
             origin = write.imported_from
             self._run(
@@ -419,7 +419,8 @@ class SqlStore:
             )
 
     def _write_head(
-        self, record: dict[str, Any], written_from: WrittenFrom | None, before: dict[str, Any] | None = None
+        self, record: dict[str, Any], written_from: WrittenFrom | None, before: dict[str, Any] | None = None,
+        first: bool = False,
     ) -> None:
         """Point the work at `record`, its new head, and rebuild the head's rows of every query table.
 
@@ -428,7 +429,9 @@ class SqlStore:
         replaces: a table whose part of the record is what it was there (a rescue's revision adds turns, and
         changes no entry, edge, link or searched text) keeps its rows, which describe `before` and so are already
         those of `record`. `written_from` (the checkout and note folder of the process that wrote it) replaces the
-        last writer's; None (a caller that does not say, such as an import) leaves them as they were.
+        last writer's; None (a caller that does not say, such as an import) leaves them as they were. `first`: the
+        work had no head until this transaction (its works row is new), so no query table holds a row of it to
+        delete: rows are only ever written here, beside their head, and no works row is ever deleted.
         """
         from wheypoint.model.derived import GATING_KINDS  # here: only writes need the model's derivations
 
@@ -451,7 +454,7 @@ class SqlStore:
         before = before if before is not None and before.get("work_id") == work_id else None
         changed = {table for table in ("entries", "edges", "artifact_links")
                    if before is None or record[table] != before.get(table)}  # fmt: skip
-        for table in sorted(changed):
+        for table in sorted(changed) if not first else ():  # (a first head replaces no rows: see the docstring)
             self._run(f"DELETE FROM {table} WHERE work_id = ?", (work_id,))
         if "entries" in changed and record["entries"]:
             entries = [(work_id, e["id"], e["kind"], e["state"], int(e["gates"] and e["kind"] in GATING_KINDS),
@@ -465,4 +468,4 @@ class SqlStore:
             links = [(work_id, link["ref"], link["digest"]) for link in record["artifact_links"]]
             self._run("INSERT INTO artifact_links (work_id, ref, digest) VALUES (?, ?, ?)", tuple(links), many=True)
         if before is None or search_texts(record) != search_texts(before):
-            self._write_search(work_id, record)
+            self._write_search(work_id, record, first)

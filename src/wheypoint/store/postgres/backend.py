@@ -434,7 +434,7 @@ class PostgresStore(SqlStore):
         rest = [work_id for work_id in work_ids if work_id not in found]
         return {**found, **super().records(rest)} if rest else found
 
-    def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
+    def _write_search(self, work_id: str, record: dict[str, Any], first: bool = False) -> None:
         self._run(
             "INSERT INTO search (work_id, document) VALUES (?, to_tsvector('simple', ?)) "
             "ON CONFLICT (work_id) DO UPDATE SET document = excluded.document",

@@ -398,10 +398,10 @@ class SqliteStore(SqlStore):
 
         return "e.added_in" if version(self._require()) >= GATE_AGES else "NULL"
 
-    def _write_search(self, work_id: str, record: dict[str, Any]) -> None:
+    def _write_search(self, work_id: str, record: dict[str, Any], first: bool = False) -> None:
         from wheypoint.store.sqlite.indexes import write_search
 
-        write_search(self._require(), record)
+        write_search(self._require(), record, first)
 
     def health(self) -> dict[str, Any]:
         """The file, its schema version, its size with the WAL, and SQLite's `PRAGMA integrity_check` (at most 100

@@ -23,12 +23,14 @@ def fts_phrase_query(texts: tuple[str, ...]) -> str:
     return " OR ".join('"' + text.replace('"', '""') + '"' for text in texts)
 
 
-def write_search(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
-    """Replace the head's search row (and, at a work's first revision, index its slug)."""
+def write_search(conn: sqlite3.Connection, record: dict[str, Any], first: bool = False) -> None:
+    """Replace the head's search row (and, at a work's first revision, index its slug). `first`: the work's first
+    head, written in this transaction with its new works row, so no search row of it exists yet."""
     # A search row shares its works row's rowid: FTS5 cannot index work_id, so deleting by it would
     # scan the whole table on every checkpoint; by rowid it is a keyed delete.
     (rowid,) = conn.execute("SELECT rowid FROM works WHERE work_id = ?", (record["work_id"],)).fetchone()
-    conn.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
+    if not first:
+        conn.execute("DELETE FROM search WHERE rowid = ?", (rowid,))
     if record["revision_number"] == 1:  # a slug never changes: index it once, at the work's first revision
         conn.execute("INSERT INTO slug_index (rowid, slug) VALUES (?, ?)", (rowid, record["slug"]))
     conn.execute(
