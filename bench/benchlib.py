@@ -409,6 +409,17 @@ _GREP_SENTENCES = ("The tombstone sweep keeps deleted works out of list results"
                    "A tombstone is written before the head index drops the work")  # fmt: skip
 
 
+# A word of one of REASONS: a third or so of the generated works hold it (each decision and the orientation draw one).
+COMMON_GREP_WORD = "benchmark"
+
+
+def check_common(reply: dict[str, Any]) -> str:
+    """`list --grep COMMON_GREP_WORD` (its first page) must be full: the word matches more works than a page."""
+    if reply["count"] != 50:
+        raise SystemExit(f"list --grep {COMMON_GREP_WORD} found {reply['count']} works: not a common word here")
+    return f"{reply['count']} works (a full page)"
+
+
 def grep_indices(size: int) -> frozenset[int]:
     """The generated records that mention GREP_WORD: GREP_HITS of them, spread evenly over the store."""
     count = min(GREP_HITS, size)

@@ -2,8 +2,9 @@
 
 # What. A real `wheypoint serve` (the clean venv's console script, with the `postgres` extra) on each backend's
 # copy of one generated store (servebench_store.py: 10,000 works over 5 projects, 12% gated, 1-4 revisions
-# each), asked for five pages: the inbox (`/`), filtered by text (`/?grep=tombstone`) and by owner
-# (`/?owner=ann`), a gated work's page with 4 revisions (`/work/<id>`) and its last change (`/work/<id>/diff`).
+# each), asked for six pages: the inbox (`/`), filtered by text (`/?grep=tombstone`), by text in one project
+# (`/?project=search&grep=tombstone`, the project of its matches) and by owner (`/?owner=ann`), a gated work's
+# page with 4 revisions (`/work/<id>`) and its last change (`/work/<id>/diff`).
 # Goals (issue 22): each page in under 50 ms of server time and under 100 KB, and no page that asks anything of
 # another host. Goal (issue 23): on PostgreSQL each page's server median within RATIO_GOAL (1.5x) of the same
 # page's on SQLite, once connected (the server keeps its connections, so no round counts a connection).
@@ -110,15 +111,19 @@ class Running:
 
 
 def targets(store: Path) -> dict[str, str]:
-    """The five pages: a gated work with the most revisions (4), its diff, the inbox, by text and by owner."""
+    """The six pages: a gated work with the most revisions (4), its diff, the inbox, by text (in all projects and in
+    one) and by owner."""
     conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
         (work_id,) = conn.execute("SELECT work_id FROM works WHERE gated = 1 ORDER BY head_number DESC, work_id "
                                   "LIMIT 1").fetchone()  # fmt: skip
+        (project,) = conn.execute("SELECT project_key FROM works WHERE orientation LIKE ? ORDER BY work_id LIMIT 1",
+                                  (f"%{servebench_store.GREP_WORD}%",)).fetchone()  # fmt: skip
     finally:
         conn.close()
-    return {"inbox": "/", "inbox ?grep=": f"/?grep={servebench_store.GREP_WORD}", "inbox ?owner=": "/?owner=ann",
-            "work": f"/work/{work_id}", "diff": f"/work/{work_id}/diff"}  # fmt: skip
+    return {"inbox": "/", "inbox ?grep=": f"/?grep={servebench_store.GREP_WORD}",
+            "inbox ?project=&grep=": f"/?project={project}&grep={servebench_store.GREP_WORD}",
+            "inbox ?owner=": "/?owner=ann", "work": f"/work/{work_id}", "diff": f"/work/{work_id}/diff"}  # fmt: skip
 
 
 def elsewhere(headers: dict[str, str], body: bytes) -> list[str]:

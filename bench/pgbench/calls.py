@@ -53,6 +53,8 @@ def calls_for(world: bl.World) -> list[Call]:
     return [
         Call("show", "show", lambda n, w: {"work": bl.EXACT.slug}, bl.check_show),
         Call("list --grep", "list", lambda n, w: {"grep": [bl.GREP_WORD]}, bl.check_list(world)),
+        # A word a third of the generated works hold: every match is ranked before the first page is cut.
+        Call("list --grep, a common word", "list", lambda n, w: {"grep": [bl.COMMON_GREP_WORD]}, bl.check_common),
         Call("log", "log", lambda n, w: {"work": bl.EXACT.slug}, lambda r: f"{len(r['revisions'])} revision(s)"),
         *(Call(f"resolve {t.matched_by}", "resolve", lambda n, w, t=t: {"ref": t.ref}, bl.check_resolve(t))
           for t in bl.TARGETS_WORKS),

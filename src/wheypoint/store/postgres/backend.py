@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
+# How well a work's search document matches the grep's query `g.q` (higher is better): `_list_grep`'s order.
+_RANK = "ts_rank(s.document, g.q)"
 WORK_LOCK = 0x77707772  # first key of every work's advisory lock ("wpwr"); the second is its bucket
 # A work's lock is one of LOCK_BUCKETS, by a hash of its id: a lock per work would make a bulk import (one
 # transaction, every work locked until COMMIT) overflow the server's shared lock table (max_locks_per_transaction
@@ -370,12 +372,12 @@ class PostgresStore(SqlStore):
     def _starts_with(self, column: str) -> str:
         return f"{column} LIKE ?"  # a range on the slug's "C" btree; backslash is PostgreSQL's LIKE escape already
 
-    def _list_grep(self, grep: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
         # The query is built once, in the FROM clause, so that its parameters come before every WHERE one.
         query = " || ".join("phraseto_tsquery('simple', ?)" for _ in grep)
         args.extend(grep)
         join = f" JOIN search s ON s.work_id = w.work_id CROSS JOIN (SELECT {query} AS q) g"
-        return join, "s.document @@ g.q", "ts_rank(s.document, g.q) DESC, w.updated_at DESC, w.work_id"
+        return join, "s.document @@ g.q", f"{_RANK} DESC, w.updated_at DESC, w.work_id"
 
     def open_gates(self, query: WorkQuery, offset: int, limit: int) -> tuple[int, list[OpenGate]]:
         """SqlStore's answer in one statement: the page of gates, each row with the count of them all beside it (a
@@ -408,10 +410,10 @@ class PostgresStore(SqlStore):
         the same statement, for the next `count_works` of the same query (the inbox asks it next)."""
         if not query.grep or not self._exists():
             return super().list_works(query)
-        from wheypoint.store.listsql import list_sql
+        from wheypoint.store.listsql import ranked_list_sql
         from wheypoint.store.rows import ListedWork
 
-        sql, args = list_sql(query, self._list_grep, counted=True)
+        sql, args = ranked_list_sql(query, self._list_grep, _RANK, counted=True)
         rows = self._rows(sql, tuple(args))
         if rows or not query.offset:
             self._counted = (query._replace(limit=0, offset=0), int(rows[0][-1]) if rows else 0)

@@ -387,10 +387,10 @@ class SqliteStore(SqlStore):
 
         return slug_part_query(self.features, part, scope)
 
-    def _list_grep(self, grep: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
         from wheypoint.store.sqlite.indexes import grep as sqlite_grep
 
-        return sqlite_grep(self.features, grep, args)
+        return sqlite_grep(self.features, grep, args, ranked)
 
     def _gate_added_in(self) -> str:
         # A file this runtime could not bring up to date (it is read-only) is read as it is: without the column.

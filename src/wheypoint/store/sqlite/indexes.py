@@ -39,10 +39,16 @@ def write_search(conn: sqlite3.Connection, record: dict[str, Any], first: bool =
     )
 
 
-def grep(features: Features, texts: tuple[str, ...], args: list[Any]) -> tuple[str, str, str]:
-    """`--grep`: through the FTS5 index ranked by bm25, else a LIKE scan of the search table, newest first."""
+def grep(features: Features, texts: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
+    """`--grep`: through the FTS5 index ranked by bm25, else a LIKE scan of the search table, newest first.
+
+    Unranked (a count, the gates), the matches are the set of rowids the index answers, found once: joined to the
+    index instead, SQLite planned a count with a project filter from the project's works and asked the index about
+    each one in turn (93 ms at 10,000 works for a rare word, 0.5 s for a common one; 1-2 ms as a set)."""
     if features.fts5_search:
         args.append(fts_phrase_query(texts))
+        if not ranked:
+            return "", "w.rowid IN (SELECT rowid FROM search WHERE search MATCH ?)", "w.updated_at DESC, w.work_id"
         return " JOIN search s ON s.rowid = w.rowid", "search MATCH ?", "bm25(search), w.updated_at DESC, w.work_id"
     likes = []
     for text in texts:
