@@ -223,3 +223,15 @@ def test_a_works_links_backlinks_and_lineage_are_shown_alike_on_both_backends_a_
     # page first meets it (beta, retry-all, gamma). Each level took three statements a work before: 15 in all.
     assert statements["alpha"] == 4 + 3 + 3, statements
     assert max(statements.values()) == 10, statements  # 12 to 16 before
+
+
+def test_a_filter_holding_a_nul_is_refused_as_a_bad_filter_on_both_backends(serving: Serving) -> None:
+    """The address can carry a NUL the command line cannot: in a text search SQLite's full-text query ended at it,
+    and PostgreSQL refuses one in any text, so the page said the store could not be read (naming the store). It is
+    a bad filter: refused before the works are read, the store's location never shown."""
+    for query in ("grep=a%00b", "project=shop&grep=%00", "owner=ann%00", "status=ok%00", "project=sh%00op"):
+        status, _, body = serving.get(f"/?{query}")
+        assert status == 400 and "Bad filter" in body and "holds a NUL character" in body, (query, status, body)
+        assert "cannot read the store" not in body and "store.sqlite3" not in body and "postgresql:" not in body
+    status, _, body = serving.get("/?project=shop&grep=tombstone")
+    assert status == 200 and "retry" in body

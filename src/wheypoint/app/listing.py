@@ -57,10 +57,21 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
     return {**reply, "scope": scope, "projects": list(projects), "count": len(works), "works": works}
 
 
+# The filters whose values are free text: each is compared with or searched in the store's text.
+_TEXT_FILTERS = ("grep", "status", "next", "owner", "linked_to", "forked_from", "author", "since")
+
+
 def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int) -> WorkQuery:
-    """The list filters of a command's options as a store query (list, and export's selection)."""
+    """The list filters of a command's options as a store query (list, and export's selection).
+
+    A value holding a NUL character is refused (`usage`, naming the filter): no stored text holds one, SQLite's
+    full-text query ends at it and PostgreSQL refuses it in any text, which surfaced as the store failing
+    (`storage-error`). The command line cannot carry one; the web view's address and an MCP call can."""
     if options.get("entry_kind") or options.get("entry_state") or options.get("edge_kind"):
         _check_closed(options)
+    for name, values in (("project", projects), *((name, options.get(name)) for name in _TEXT_FILTERS)):
+        if any("\x00" in str(value) for value in ((values,) if isinstance(values, str) else values or ())):
+            raise bad_parameter(name, "holds a NUL character, which no filter can match")
     return WorkQuery(
         projects=projects,
         grep=tuple(options.get("grep") or ()),
