@@ -307,3 +307,17 @@ def test_demo_runs(wp: Runner) -> None:
     assert "-> r2 " in reply.stdout and "status ok" in reply.stdout and not reply.stdout.lstrip().startswith("{")
     # The demo shows the practice it teaches: a note whose orientation is current, so no stale banner opens it.
     assert "Stale orientation" not in reply.stdout and "Stale" not in reply.stdout
+
+
+def test_a_grep_longer_than_a_phrase_or_a_filter_of_too_many_values_is_refused_with_a_code(wp: Runner) -> None:
+    """A `--grep` text is a phrase: past 1,000 characters it is refused (PostgreSQL's phrase query nests a level a
+    word and failed past some tens of thousands of words, as a store that cannot be read); so are more than 100
+    values of one filter. At the limits the list answers."""
+    long = "word " * 200
+    assert wp("list", "--grep", long[:1000]).json["ok"]
+    reply = wp("list", "--grep", long[:1000] + "x")
+    assert reply.code == 2 and reply.json["error"]["code"] == "usage" and "1,000 characters" in reply.stdout
+    many = [arg for n in range(101) for arg in ("--owner", f"o{n}")]
+    assert wp("list", *many[:200]).json["ok"]
+    reply = wp("list", *many)
+    assert reply.code == 2 and reply.json["error"]["code"] == "usage" and "at most 100 values" in reply.stdout

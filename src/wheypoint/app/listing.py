@@ -59,6 +59,9 @@ def list_works(ctx: Context, options: dict[str, Any]) -> dict[str, Any]:
 
 # The filters whose values are free text: each is compared with or searched in the store's text.
 _TEXT_FILTERS = ("grep", "status", "next", "owner", "linked_to", "forked_from", "author", "since")
+MAX_GREP = 1000  # characters in one --grep text: a phrase, not a document (PostgreSQL's phrase query nests a level
+# a word, and failed past some tens of thousands of words)
+MAX_VALUES = 100  # values of one filter (each is ORed into the statement)
 
 
 def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int) -> WorkQuery:
@@ -66,12 +69,18 @@ def filters_query(options: dict[str, Any], projects: tuple[str, ...], limit: int
 
     A value holding a NUL character is refused (`usage`, naming the filter): no stored text holds one, SQLite's
     full-text query ends at it and PostgreSQL refuses it in any text, which surfaced as the store failing
-    (`storage-error`). The command line cannot carry one; the web view's address and an MCP call can."""
+    (`storage-error`). The command line cannot carry one; the web view's address and an MCP call can. So is a
+    `--grep` text of more than MAX_GREP characters, and more than MAX_VALUES values of one filter."""
     if options.get("entry_kind") or options.get("entry_state") or options.get("edge_kind"):
         _check_closed(options)
     for name, values in (("project", projects), *((name, options.get(name)) for name in _TEXT_FILTERS)):
-        if any("\x00" in str(value) for value in ((values,) if isinstance(values, str) else values or ())):
+        given = (values,) if isinstance(values, str) else tuple(values or ())
+        if any("\x00" in str(value) for value in given):
             raise bad_parameter(name, "holds a NUL character, which no filter can match")
+        if len(given) > MAX_VALUES:
+            raise bad_parameter(name, f"takes at most {MAX_VALUES} values (not {len(given)})")
+    if any(len(str(text)) > MAX_GREP for text in options.get("grep") or ()):
+        raise bad_parameter("grep", f"takes a text of at most {MAX_GREP:,} characters")
     return WorkQuery(
         projects=projects,
         grep=tuple(options.get("grep") or ()),

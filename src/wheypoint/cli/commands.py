@@ -15,7 +15,7 @@ PROJECT = Option("--project", "the project key (default: from the git remote, el
 NOTE_DIR = Option("--note-dir", "the folder of the note (default: <checkout>/.cheese/notes)", "DIR")
 # The filters `list` selects works by, and `export` too (values of one filter OR, different filters AND).
 FILTERS = (
-    Option("--grep", "full-text search (repeat: any of them)", "TEXT", repeat=True),
+    Option("--grep", "full-text search, up to 1,000 characters (repeat: any of them)", "TEXT", repeat=True),
     Option("--status", "ok, gated, halt, or an exact status line", "S", repeat=True),
     Option("--next", "the next move", "MOVE", repeat=True),
     Option("--entry-kind", "works with an entry of this kind", "KIND", repeat=True),
