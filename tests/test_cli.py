@@ -321,3 +321,14 @@ def test_a_grep_longer_than_a_phrase_or_a_filter_of_too_many_values_is_refused_w
     assert wp("list", *many[:200]).json["ok"]
     reply = wp("list", *many)
     assert reply.code == 2 and reply.json["error"]["code"] == "usage" and "at most 100 values" in reply.stdout
+
+
+def test_a_reference_longer_than_any_path_is_refused_before_it_is_looked_up_or_echoed(wp: Runner) -> None:
+    """A reply echoes the reference it looked for in several places: a 300 KB one made a 3 MB answer. Past 4,096
+    characters (Linux's longest path) no reference can name a note or a work, and it is refused at once."""
+    for command in ("resolve", "show", "log"):
+        reply = wp(command, "a" * 4097)
+        assert reply.code == 2 and reply.json["error"]["code"] == "usage", reply.stdout[:300]
+        assert "at most 4,096 characters" in reply.stdout and len(reply.stdout) < 1000
+    assert wp("resolve", "a" * 4096).json["outcome"] == "not-found"
+    assert wp("show", "a" * 4096).json["error"]["code"] == "record-missing"

@@ -75,8 +75,21 @@ def work_named(store: Store, ref: str, project: str) -> WorkRef | None:
     return works[0] if len(works) == 1 else None
 
 
+# The longest reference a person or an agent can mean: a note's path (Linux's PATH_MAX), far past any work id or slug.
+MAX_REFERENCE = 4096
+
+
+def check_reference(ref: str) -> None:
+    """Refuse (`usage`) a reference longer than any can be, before anything is looked up: a reply echoes the
+    reference it looked for in several places (a 300 KB one made a 3 MB answer)."""
+    if len(ref) > MAX_REFERENCE:
+        raise Refusal("usage", f"a reference is at most {MAX_REFERENCE:,} characters (a note's path, a work id, a slug "
+                      f"or a part of one); this one has {len(ref):,}", usage=True)  # fmt: skip
+
+
 def find_work(ctx: Context, store: Store, ref: str) -> Found:
     """The one work `ref` means from where `ctx` runs; refused `ambiguous` or `record-missing` otherwise."""
+    check_reference(ref)
     project = ctx.project_key()
     note = note_path_named(ctx, ref)
     if note is not None:

@@ -12,7 +12,7 @@ import os
 
 from wheypoint.app.context import Context, note_path_named, place_of
 from wheypoint.app.links import backlinks
-from wheypoint.app.lookup import exact_matches, suggestions, work_named
+from wheypoint.app.lookup import check_reference, exact_matches, suggestions, work_named
 from wheypoint.app.trust import gate_findings, git_findings_later, lineage_findings, link_findings, note_findings
 from wheypoint.app.workspace import find_checkout
 from wheypoint.model.errors import ADVISORY, GATING, Finding, Refusal, bad_parameter
@@ -72,6 +72,7 @@ def resolve_with_record(ctx: Context, ref: str, workspace_root: str | None, page
         if not os.path.isdir(root):
             raise bad_parameter("workspace_root", f"names a folder; there is none at {workspace_root}")
         ctx = Context(cwd=root, environ=ctx.environ, project=ctx.project)
+    check_reference(ref)
     project = ctx.project_key()
     store = ctx.open_store(create=False)
     try:
