@@ -27,7 +27,7 @@ def _in(column: str, values: tuple[str, ...], args: list[Any]) -> str:
     return f"{column} IN ({', '.join('?' * len(values))})"
 
 
-def _parts(query: WorkQuery, grep: Grep, ranked: bool = False) -> tuple[str, list[str], str, list[Any]]:
+def _parts(query: WorkQuery, grep: Grep, *, ranked: bool) -> tuple[str, list[str], str, list[Any]]:
     """A list query's joins to `works w`, its conditions, its order, and their parameters (`?` placeholders).
 
     `grep(texts, args, ranked)` is the backend's: it appends its parameters to `args` and answers the join, the
@@ -139,14 +139,14 @@ def ranked_list_sql(query: WorkQuery, grep: Grep, rank: str, counted: bool = Fal
 
 def count_sql(query: WorkQuery, grep: Grep) -> tuple[str, list[Any]]:
     """How many works the list query selects, its limit and offset aside."""
-    joins, where, _, args = _parts(query, grep)
+    joins, where, _, args = _parts(query, grep, ranked=False)
     return f"SELECT count(*) FROM works w{joins}{_where(where)}", args
 
 
 def _gates(query: WorkQuery, grep: Grep) -> tuple[str, list[Any]]:
     """FROM and WHERE of the open gates of the gated works a query selects: an active gating entry of the
     head's entries index."""
-    joins, where, _, args = _parts(query._replace(gated=True), grep)
+    joins, where, _, args = _parts(query._replace(gated=True), grep, ranked=False)
     sql = f"FROM entries e JOIN works w ON w.work_id = e.work_id{joins}" + _where(
         ["e.gates = 1", "e.state = 'active'", *where]
     )

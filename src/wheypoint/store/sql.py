@@ -100,7 +100,7 @@ class SqlStore:
         """Replace the head's full-text row (`first`: the work's first head, which replaces none)."""
         raise NotImplementedError
 
-    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool) -> tuple[str, str, str]:
         """The join, condition and order that select works matching any grep text, and rank them when `ranked`
         (listsql._parts)."""
         raise NotImplementedError

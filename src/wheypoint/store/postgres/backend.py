@@ -372,7 +372,7 @@ class PostgresStore(SqlStore):
     def _starts_with(self, column: str) -> str:
         return f"{column} LIKE ?"  # a range on the slug's "C" btree; backslash is PostgreSQL's LIKE escape already
 
-    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool) -> tuple[str, str, str]:
         # The query is built once, in the FROM clause, so that its parameters come before every WHERE one.
         query = " || ".join("phraseto_tsquery('simple', ?)" for _ in grep)
         args.extend(grep)

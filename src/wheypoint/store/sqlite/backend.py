@@ -387,7 +387,7 @@ class SqliteStore(SqlStore):
 
         return slug_part_query(self.features, part, scope)
 
-    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
+    def _list_grep(self, grep: tuple[str, ...], args: list[Any], ranked: bool) -> tuple[str, str, str]:
         from wheypoint.store.sqlite.indexes import grep as sqlite_grep
 
         return sqlite_grep(self.features, grep, args, ranked)

@@ -39,7 +39,7 @@ def write_search(conn: sqlite3.Connection, record: dict[str, Any], first: bool =
     )
 
 
-def grep(features: Features, texts: tuple[str, ...], args: list[Any], ranked: bool = True) -> tuple[str, str, str]:
+def grep(features: Features, texts: tuple[str, ...], args: list[Any], ranked: bool) -> tuple[str, str, str]:
     """`--grep`: through the FTS5 index ranked by bm25, else a LIKE scan of the search table, newest first.
 
     Unranked (a count, the gates), the matches are the set of rowids the index answers, found once: joined to the
